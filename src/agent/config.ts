@@ -1,0 +1,19 @@
+// What the tool hands to the agent it starts in a target.
+import type { ProbeSpec } from './runtime';
+
+export interface AgentConfig {
+  /** Unix socket the tool listens on */
+  socketPath: string;
+  /** shared secret the agent must present */
+  token: string;
+  /** directory the runtime writes its last sample to (<pid>-<thread>.json) when a thread exits */
+  finalPath: string;
+  /** prepare every module loaded from now on (load-time slots) */
+  prepareOnLoad: boolean;
+  /** probes to place before the program's first line runs (launch) */
+  probes?: ProbeSpec[];
+  /** working directory used to name modules */
+  cwd?: string;
+}
+
+export const AGENT_ENV = 'PARANODE_AGENT';

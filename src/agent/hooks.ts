@@ -1,0 +1,42 @@
+// Load-time preparation: every CommonJS module compiled after this is installed
+// gets slots at all its points before V8 ever sees it (no LiveEdit, no pause).
+import type { Runtime } from './runtime';
+
+const MARK = Symbol.for('paranode.cjsHook');
+
+export function installCjsHook(rt: Runtime): void {
+  const Module = require('module');
+  const proto = Module.prototype;
+  if (proto._compile[MARK]) return;
+  // load the preparer before hooking, so that it is never prepared itself
+  const { prepareForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
+  const own = require('path').resolve(__dirname, '..', '..', '..');
+  const original = proto._compile;
+  const patched = function (this: unknown, content: string, filename: string) {
+    let code = content;
+    if (rt.active && !filename.startsWith(own + '/')) {
+      try {
+        code = prepareModule(rt, prepareForLoad, content, filename);
+      } catch (e) {
+        rt.unprepared.push({ file: filename, reason: String((e as Error)?.message ?? e) });
+      }
+    }
+    return original.call(this, code, filename);
+  };
+  (patched as any)[MARK] = original;
+  proto._compile = patched;
+}
+
+export function uninstallCjsHook(): void {
+  const proto = require('module').prototype;
+  const original = proto._compile[MARK];
+  if (original) proto._compile = original;
+}
+
+function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string): string {
+  const no = rt.allocScript();
+  const prepared = prepareForLoad(content, no, 'script');
+  rt.defineGlobals(no, prepared.analysis.functions.length);
+  rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load');
+  return prepared.code;
+}

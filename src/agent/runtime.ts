@@ -1,0 +1,275 @@
+// The in-target runtime. Loaded into every instrumented thread (by the preload
+// at launch, or by Runtime.evaluate on attach). It owns the counters and
+// timers, the per-function slot globals and the handlers behind them, and the
+// standing probe requests that are matched against every prepared script,
+// including scripts loaded later. It never throws into the program: every
+// handler body is wrapped, and every entry point here catches.
+import * as path from 'path';
+import { fileURLToPath } from 'url';
+import type { ScriptAnalysis } from '../analysis/functions';
+
+type Handler = (...args: unknown[]) => void;
+
+export const RUNTIME_KEY = Symbol.for('paranode.runtime');
+
+export interface CompiledSnippet {
+  /** JS statement text; counters as C[__c_NAME], timers via __ts_w/__ts_c/__tp_w/__tp_c(__t_NAME) */
+  body: string;
+  counters: string[];
+  timers: string[];
+}
+
+export interface ProbeSpec {
+  id: number;
+  /** regular expression source matched against "<module>/<function>" */
+  match: string;
+  /** entry | exit | calls | call:<callee> | await | resume */
+  point: string;
+  where: 'preInsn' | 'postInsn';
+  order: 'append' | 'prepend';
+  snippet: CompiledSnippet;
+}
+
+interface ScriptRecord {
+  no: number;
+  module: string;
+  filename: string;
+  how: 'load' | 'liveedit';
+  analysis: ScriptAnalysis;
+  /** sets the slot guard of function F (globals for CJS/LiveEdit, module vars for ESM) */
+  setGuard: (fn: number, value: unknown) => void;
+  handlers: Map<number, Handler[]>;
+}
+
+interface SnippetAt {
+  probe: number;
+  order: 'append' | 'prepend';
+  seq: number;
+  body: string;
+}
+
+const MAX_COUNTERS = 1 << 16;
+const MAX_TIMERS = 1 << 14;
+
+function noop(): void { /* disabled point */ }
+
+export class Runtime {
+  readonly C = new Float64Array(MAX_COUNTERS);
+  /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
+  readonly T = new Float64Array(MAX_TIMERS * 4);
+  readonly counterIndex = new Map<string, number>();
+  readonly timerIndex = new Map<string, number>();
+  readonly scripts = new Map<number, ScriptRecord>();
+  readonly probes = new Map<number, ProbeSpec>();
+  /** probe id -> number of points it is placed at */
+  readonly placed = new Map<number, number>();
+  /** modules the load hook could not prepare, with the reason */
+  readonly unprepared: { file: string; reason: string }[] = [];
+  private nextScript = 1;
+  private seq = 0;
+  /** snippets by "script:fn:slot" */
+  private readonly at = new Map<string, SnippetAt[]>();
+  private readonly perf = globalThis.performance;
+  readonly now = (): number => this.perf.now();
+  readonly cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  cwd = process.cwd();
+  active = true;
+
+  allocScript(): number {
+    return this.nextScript++;
+  }
+
+  /** Define the slot globals of a script before its prepared code runs. */
+  defineGlobals(no: number, fnCount: number): void {
+    for (let f = 0; f < fnCount; f++) {
+      const name = `$pn${no}_${f}`;
+      if (!Object.prototype.hasOwnProperty.call(globalThis, name)) {
+        Object.defineProperty(globalThis, name, { value: 0, writable: true, configurable: true, enumerable: false });
+      }
+    }
+  }
+
+  registerScript(no: number, module: string, analysis: ScriptAnalysis, setGuard?: (fn: number, v: unknown) => void,
+    filename = module, how: 'load' | 'liveedit' = 'liveedit'): void {
+    const rec: ScriptRecord = {
+      no, module, analysis, filename, how,
+      setGuard: setGuard ?? ((fn, v) => { (globalThis as any)[`$pn${no}_${fn}`] = v; }),
+      handlers: new Map(),
+    };
+    this.scripts.set(no, rec);
+    for (const p of this.probes.values()) this.place(p, rec);
+  }
+
+  moduleName(filename: string): string {
+    if (filename.startsWith('file://')) {
+      try { filename = fileURLToPath(filename); } catch { return filename; }
+    }
+    if (!filename.startsWith('/')) return filename;
+    const rel = path.relative(this.cwd, filename);
+    return rel || filename;
+  }
+
+  counter(name: string): number {
+    let i = this.counterIndex.get(name);
+    if (i === undefined) {
+      i = this.counterIndex.size;
+      if (i >= MAX_COUNTERS) throw new Error('too many counters');
+      this.counterIndex.set(name, i);
+    }
+    return i;
+  }
+
+  timer(name: string): number {
+    let i = this.timerIndex.get(name);
+    if (i === undefined) {
+      i = this.timerIndex.size;
+      if (i >= MAX_TIMERS) throw new Error('too many timers');
+      this.timerIndex.set(name, i);
+    }
+    return i;
+  }
+
+  addProbe(spec: ProbeSpec): number {
+    this.probes.set(spec.id, spec);
+    this.placed.set(spec.id, 0);
+    for (const name of spec.snippet.counters) this.counter(name);
+    for (const name of spec.snippet.timers) this.timer(name);
+    for (const rec of this.scripts.values()) this.place(spec, rec);
+    return this.placed.get(spec.id) ?? 0;
+  }
+
+  removeProbe(id: number): void {
+    if (!this.probes.delete(id)) return;
+    this.placed.delete(id);
+    const touched = new Set<string>();
+    for (const [key, list] of this.at) {
+      const kept = list.filter((s) => s.probe !== id);
+      if (kept.length !== list.length) {
+        this.at.set(key, kept);
+        touched.add(key);
+      }
+    }
+    for (const key of touched) this.rebuild(key);
+  }
+
+  private place(spec: ProbeSpec, rec: ScriptRecord): void {
+    const re = new RegExp(spec.match);
+    for (const fn of rec.analysis.functions) {
+      if (!re.test(`${rec.module}/${fn.name}`)) continue;
+      for (const p of fn.points) {
+        if (!pointMatches(spec.point, p)) continue;
+        const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);
+        const key = `${rec.no}:${fn.index}:${slot}`;
+        const list = this.at.get(key) ?? [];
+        const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet) };
+        if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
+        this.at.set(key, list);
+        this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
+        this.rebuild(key);
+      }
+    }
+  }
+
+  /** Replace counter and timer names by their indices. */
+  private resolve(s: CompiledSnippet): string {
+    return s.body
+      .replace(/__c_([A-Za-z_$][\w$]*)/g, (_m, n) => String(this.counter(n)))
+      .replace(/__t_([A-Za-z_$][\w$]*)/g, (_m, n) => String(4 * this.timer(n)));
+  }
+
+  private rebuild(key: string): void {
+    const [no, fn, slot] = key.split(':').map(Number);
+    const rec = this.scripts.get(no);
+    if (!rec) return;
+    const fnInfo = rec.analysis.functions[fn];
+    let arr = rec.handlers.get(fn);
+    if (!arr) {
+      arr = new Array(2 * fnInfo.points.length).fill(noop);
+      rec.handlers.set(fn, arr);
+    }
+    const list = this.at.get(key) ?? [];
+    arr[slot] = list.length ? this.compile(list) : noop;
+    const any = arr.some((h) => h !== noop);
+    rec.setGuard(fn, any && this.active ? arr : 0);
+  }
+
+  private compile(list: SnippetAt[]): Handler {
+    const body = list.map((s) => `try{${s.body}}catch(e){}`).join('');
+    const factory = new Function('C', 'T', 'now', 'cpu',
+      `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
+      `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
+      `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
+      `return function($0,$1,$2,$3,$4,$5,$6,$7){${body}}`);
+    return factory(this.C, this.T, this.now, this.cpu);
+  }
+
+  /** A consistent snapshot: running timers include the time since their start. */
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][] } {
+    const now = this.now();
+    let cpuNow = -1;
+    const counters: [string, number][] = [];
+    for (const [name, i] of this.counterIndex) counters.push([name, this.C[i]]);
+    const timers: [string, number, boolean][] = [];
+    for (const [name, i] of this.timerIndex) {
+      const b = 4 * i;
+      let total = this.T[b];
+      const running = this.T[b + 2] > 0;
+      if (running) {
+        if (this.T[b + 3]) { if (cpuNow < 0) cpuNow = this.cpu(); total += cpuNow - this.T[b + 1]; }
+        else total += now - this.T[b + 1];
+      }
+      timers.push([name, total / 1000, running]);
+    }
+    return { t: now, counters, timers };
+  }
+
+  /** Switch every slot off (the prepared code stays, inert). */
+  deactivate(): void {
+    this.active = false;
+    for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
+    this.probes.clear();
+    this.at.clear();
+    for (const rec of this.scripts.values()) rec.handlers.clear();
+  }
+
+  activate(): void {
+    this.active = true;
+  }
+
+  /** Data the tool needs to name resources and points of prepared scripts. */
+  listScripts(): { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions'] }[] {
+    return [...this.scripts.values()].map((r) => ({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions: r.analysis.functions }));
+  }
+}
+
+function pointMatches(sel: string, p: ScriptAnalysis['functions'][number]['points'][number]): boolean {
+  switch (sel) {
+    case 'entry': return p.kind === 'entry';
+    case 'exit': return p.kind === 'exit';
+    case 'calls': return p.kind === 'call';
+    case 'await': return p.kind === 'await';
+    case 'resume': return p.kind === 'resume';
+    default:
+      if (sel.startsWith('call:') && p.kind === 'call' && p.callee) {
+        const want = sel.slice(5);
+        return p.callee === want || p.callee.endsWith('.' + want);
+      }
+      return false;
+  }
+}
+
+/** Install (once per thread) the runtime and the pass-through helpers the slots call. */
+export function install(): Runtime {
+  const g = globalThis as any;
+  if (g[RUNTIME_KEY]) return g[RUNTIME_KEY];
+  const rt = new Runtime();
+  Object.defineProperty(g, RUNTIME_KEY, { value: rt, enumerable: false, configurable: true, writable: false });
+  // $pnP(G, s, v): run handler s of G with v, give back v. Inlined and folded away while G is 0.
+  const P = function (G: any, s: number, v?: unknown) { if (G) G[s](v); return v; };
+  // $pnC(pre, G, s, v): the pre-call handler already ran as an argument; run the post-call one.
+  const Cc = function (_pre: unknown, G: any, s: number, v: unknown) { if (G) G[s](v); return v; };
+  for (const [name, fn] of [['$pnP', P], ['$pnC', Cc]] as const) {
+    if (!Object.prototype.hasOwnProperty.call(g, name)) Object.defineProperty(g, name, { value: fn, writable: false, configurable: false, enumerable: false });
+  }
+  return rt;
+}

@@ -1,0 +1,332 @@
+// Structural analysis: parse a script with acorn and list its functions and
+// their instrumentation points. The result is plain data, shared by the tool
+// (resources, LiveEdit planning) and the in-target load hook (preparation),
+// so both sides agree on function and point numbering.
+import * as acorn from 'acorn';
+
+export type PointKind = 'entry' | 'exit' | 'call' | 'loop' | 'await' | 'resume';
+
+export interface PointInfo {
+  /** index within the function */
+  index: number;
+  kind: PointKind;
+  /** for exits: how the function leaves */
+  exit?: 'return' | 'end' | 'throw';
+  line: number;
+  column: number;
+  /** for calls: callee source text (shortened) */
+  callee?: string;
+  /** for calls: argument expressions a pre-call snippet may read without side effects */
+  simpleArgs?: (string | null)[];
+}
+
+export interface FunctionInfo {
+  index: number;
+  /** name as a stack trace would show it, unique within the module */
+  name: string;
+  line: number;
+  column: number;
+  start: number;
+  end: number;
+  isAsync: boolean;
+  isGenerator: boolean;
+  isArrow: boolean;
+  /** parameter names usable as $arg[i] at entry (null: a pattern) */
+  params: (string | null)[];
+  points: PointInfo[];
+  /** why this function gets no throw-exit point, if it does not */
+  noTryWrap?: string;
+}
+
+export interface ScriptAnalysis {
+  functions: FunctionInfo[];
+  sourceType: 'script' | 'module';
+}
+
+type Node = acorn.Node & Record<string, any>;
+
+export function parseSource(source: string, sourceType?: 'script' | 'module'): { ast: Node; sourceType: 'script' | 'module' } {
+  const opts: acorn.Options = {
+    ecmaVersion: 'latest',
+    locations: true,
+    allowHashBang: true,
+    allowReturnOutsideFunction: true,
+    allowAwaitOutsideFunction: true,
+    allowImportExportEverywhere: false,
+  };
+  if (sourceType) return { ast: acorn.parse(source, { ...opts, sourceType }) as Node, sourceType };
+  // CommonJS is parsed as a script; fall back to module for ESM syntax.
+  try {
+    return { ast: acorn.parse(source, { ...opts, sourceType: 'script' }) as Node, sourceType: 'script' };
+  } catch (e) {
+    try {
+      return { ast: acorn.parse(source, { ...opts, sourceType: 'module' }) as Node, sourceType: 'module' };
+    } catch {
+      throw e;
+    }
+  }
+}
+
+const FUNCTION_TYPES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+const LOOP_TYPES = new Set(['ForStatement', 'ForInStatement', 'ForOfStatement', 'WhileStatement', 'DoWhileStatement']);
+
+function keyName(key: Node, computed: boolean): string | null {
+  if (computed) return key.type === 'Literal' ? String(key.value) : null;
+  if (key.type === 'Identifier') return key.name;
+  if (key.type === 'PrivateIdentifier') return '#' + key.name;
+  if (key.type === 'Literal') return String(key.value);
+  return null;
+}
+
+function exprName(n: Node | null | undefined): string | null {
+  if (!n) return null;
+  if (n.type === 'Identifier') return n.name;
+  if (n.type === 'ThisExpression') return 'this';
+  if (n.type === 'MemberExpression') {
+    const obj = exprName(n.object);
+    const prop = keyName(n.property, n.computed);
+    if (obj && prop) return `${obj}.${prop}`;
+    return prop;
+  }
+  return null;
+}
+
+/** Infer the name V8 would show for a function from where it stands. */
+function inferName(fn: Node, parent: Node | undefined, grand: Node | undefined): string {
+  if (fn.id && fn.id.name) {
+    if (parent && (parent.type === 'MethodDefinition')) {
+      // class method written as a named function expression is impossible; fall through
+    }
+    return fn.id.name;
+  }
+  if (!parent) return '<anonymous>';
+  switch (parent.type) {
+    case 'VariableDeclarator':
+      return parent.id.type === 'Identifier' ? parent.id.name : '<anonymous>';
+    case 'AssignmentExpression':
+      return exprName(parent.left) ?? '<anonymous>';
+    case 'AssignmentPattern':
+      return parent.left.type === 'Identifier' ? parent.left.name : '<anonymous>';
+    case 'Property': {
+      const k = keyName(parent.key, parent.computed) ?? '<computed>';
+      const owner = grand ? ownerName(grand) : null;
+      const base = parent.kind === 'get' ? `get ${k}` : parent.kind === 'set' ? `set ${k}` : k;
+      return owner ? `${owner}.${base}` : base;
+    }
+    case 'MethodDefinition':
+    case 'PropertyDefinition': {
+      const k = keyName(parent.key, parent.computed) ?? '<computed>';
+      const cls = grand && grand.__className ? grand.__className : null;
+      if (parent.type === 'MethodDefinition' && parent.kind === 'constructor') return cls ? `new ${cls}` : 'constructor';
+      const base = parent.kind === 'get' ? `get ${k}` : parent.kind === 'set' ? `set ${k}` : k;
+      return cls ? `${cls}.${base}` : base;
+    }
+    case 'ExportDefaultDeclaration':
+      return 'default';
+    default:
+      return '<anonymous>';
+  }
+}
+
+function ownerName(objectExpr: Node): string | null {
+  return objectExpr.__ownerName ?? null;
+}
+
+function paramName(p: Node): string | null {
+  if (p.type === 'Identifier') return p.name;
+  if (p.type === 'AssignmentPattern' && p.left.type === 'Identifier') return p.left.name;
+  if (p.type === 'RestElement' && p.argument.type === 'Identifier') return p.argument.name;
+  return null;
+}
+
+function simpleArg(a: Node, source: string): string | null {
+  if (a.type === 'Identifier' && a.name !== 'undefined') return a.name;
+  if (a.type === 'Literal' && !(a as any).regex) return source.slice(a.start, a.end);
+  if (a.type === 'ThisExpression') return 'this';
+  return null;
+}
+
+/** Function declarations that would clash if the body were moved into a block. */
+function tryWrapConflict(body: Node[], strict: boolean): string | undefined {
+  const fnNames = new Map<string, number>();
+  const varNames = new Set<string>();
+  const collectVars = (n: Node | null | undefined, inFn: boolean): void => {
+    if (!n || typeof n.type !== 'string') return;
+    if (FUNCTION_TYPES.has(n.type) || n.type === 'ClassBody') return;
+    if (n.type === 'VariableDeclaration' && n.kind === 'var') {
+      for (const d of n.declarations) collectPatternNames(d.id, varNames);
+    }
+    for (const key of Object.keys(n)) {
+      const v = (n as any)[key];
+      if (Array.isArray(v)) v.forEach((c) => collectVars(c, inFn));
+      else if (v && typeof v === 'object' && typeof v.type === 'string') collectVars(v, inFn);
+    }
+  };
+  for (const st of body) {
+    if (st.type === 'FunctionDeclaration' && st.id) fnNames.set(st.id.name, (fnNames.get(st.id.name) ?? 0) + 1);
+    else collectVars(st, false);
+  }
+  for (const [name, count] of fnNames) {
+    if (varNames.has(name)) return `function ${name} is also declared with var`;
+    if (strict && count > 1) return `function ${name} is declared twice`;
+  }
+  return undefined;
+}
+
+function collectPatternNames(p: Node | null, out: Set<string>): void {
+  if (!p) return;
+  switch (p.type) {
+    case 'Identifier': out.add(p.name); break;
+    case 'ObjectPattern': for (const prop of p.properties) collectPatternNames(prop.type === 'RestElement' ? prop.argument : prop.value, out); break;
+    case 'ArrayPattern': for (const e of p.elements) collectPatternNames(e, out); break;
+    case 'AssignmentPattern': collectPatternNames(p.left, out); break;
+    case 'RestElement': collectPatternNames(p.argument, out); break;
+  }
+}
+
+function hasUseStrict(body: Node[]): boolean {
+  for (const st of body) {
+    if (st.type !== 'ExpressionStatement' || typeof st.directive !== 'string') break;
+    if (st.directive === 'use strict') return true;
+  }
+  return false;
+}
+
+export interface AnalyzedFunction extends FunctionInfo {
+  node: Node;
+  parentIndex: number;
+  strict: boolean;
+  /** node of each point (call / await / return / loop) in the same order as points */
+  pointNodes: (Node | null)[];
+  usesEval: boolean;
+}
+
+/**
+ * Walk the AST and collect functions with their own points (points of nested
+ * functions belong to the nested function).
+ */
+export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'module'): AnalyzedFunction[] {
+  const out: AnalyzedFunction[] = [];
+  const lineOf = (pos: number) => acorn.getLineInfo(source, pos);
+
+  const visit = (n: Node, parent: Node | undefined, grand: Node | undefined, fnIdx: number, strict: boolean): void => {
+    if (!n || typeof n.type !== 'string') return;
+    let curFn = fnIdx;
+    let curStrict = strict;
+    if (n.type === 'ClassDeclaration' || n.type === 'ClassExpression') {
+      curStrict = true;
+      const name = n.id?.name ?? (parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null);
+      (n.body as any).__className = name;
+    }
+    if (n.type === 'ObjectExpression') {
+      if (parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier') n.__ownerName = parent.id.name;
+      else if (parent?.type === 'AssignmentExpression') n.__ownerName = exprName(parent.left);
+    }
+    if (FUNCTION_TYPES.has(n.type)) {
+      const bodyStmts: Node[] = n.body.type === 'BlockStatement' ? n.body.body : [];
+      curStrict = strict || hasUseStrict(bodyStmts);
+      const loc = lineOf(n.start);
+      const isMethodLike = parent && (parent.type === 'MethodDefinition' || (parent.type === 'Property' && (parent.method || parent.kind !== 'init')));
+      const f: AnalyzedFunction = {
+        index: out.length,
+        name: inferName(n, parent, grand),
+        line: loc.line,
+        column: loc.column,
+        start: isMethodLike ? parent!.start : n.start,
+        end: n.end,
+        isAsync: !!n.async,
+        isGenerator: !!n.generator,
+        isArrow: n.type === 'ArrowFunctionExpression',
+        params: n.params.map(paramName),
+        points: [],
+        node: n,
+        parentIndex: fnIdx,
+        strict: curStrict,
+        pointNodes: [],
+        usesEval: false,
+      };
+      if (n.body.type === 'BlockStatement') {
+        const why = tryWrapConflict(bodyStmts, curStrict);
+        if (why) f.noTryWrap = why;
+      }
+      out.push(f);
+      curFn = f.index;
+      addPoint(f, 'entry', n.body.type === 'BlockStatement' ? n.body.start : n.body.start, null);
+    } else if (curFn >= 0) {
+      const f = out[curFn];
+      if (n.type === 'ReturnStatement') addPoint(f, 'exit', n.start, n, 'return');
+      else if ((n.type === 'CallExpression' || n.type === 'NewExpression') && n.callee.type !== 'Super' && n.callee.type !== 'Import') {
+        if (n.callee.type === 'Identifier' && n.callee.name === 'eval') f.usesEval = true;
+        else if (!(n.type === 'CallExpression' && n.optional) && !isTagged(parent, n)) {
+          const p = addPoint(f, 'call', n.start, n);
+          p.callee = source.slice(n.callee.start, n.callee.end).replace(/\s+/g, ' ').slice(0, 80);
+          p.simpleArgs = n.arguments.map((a: Node) => simpleArg(a, source));
+        }
+      } else if (LOOP_TYPES.has(n.type)) addPoint(f, 'loop', n.start, n);
+      else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
+        addPoint(f, 'await', n.start, n);
+        addPoint(f, 'resume', n.end, n);
+      } else if (n.type === 'Identifier' && n.name === 'eval') f.usesEval = true;
+      else if (n.type === 'WithStatement') f.usesEval = true;
+    }
+    for (const key of Object.keys(n)) {
+      if (key === 'loc' || key.startsWith('__')) continue;
+      const v = (n as any)[key];
+      if (Array.isArray(v)) {
+        for (const c of v) if (c && typeof c.type === 'string') visit(c, n, parent, curFn, curStrict);
+      } else if (v && typeof v === 'object' && typeof v.type === 'string') visit(v, n, parent, curFn, curStrict);
+    }
+    if (FUNCTION_TYPES.has(n.type)) {
+      const f = out[curFn];
+      if (n.body.type === 'BlockStatement') addPoint(f, 'exit', n.body.end - 1, null, 'end');
+      else addPoint(f, 'exit', n.body.start, n.body, 'return');
+      if (!f.noTryWrap) addPoint(f, 'exit', n.end, null, 'throw');
+    }
+  };
+
+  const addPoint = (f: AnalyzedFunction, kind: PointKind, pos: number, node: Node | null, exit?: 'return' | 'end' | 'throw'): PointInfo => {
+    const loc = lineOf(pos);
+    const p: PointInfo = { index: f.points.length, kind, line: loc.line, column: loc.column };
+    if (exit) p.exit = exit;
+    f.points.push(p);
+    f.pointNodes.push(node);
+    return p;
+  };
+
+  visit(ast, undefined, undefined, -1, sourceType === 'module');
+  // eval and with see every variable: inserting temporaries there is unsafe, and
+  // a direct eval in a nested function makes its parents' scopes visible too.
+  uniquifyNames(out);
+  return out;
+}
+
+function isTagged(parent: Node | undefined, n: Node): boolean {
+  return !!parent && parent.type === 'TaggedTemplateExpression' && parent.tag === n;
+}
+
+function uniquifyNames(fns: FunctionInfo[]): void {
+  const counts = new Map<string, number>();
+  for (const f of fns) counts.set(f.name, (counts.get(f.name) ?? 0) + 1);
+  const seen = new Set<string>();
+  for (const f of fns) {
+    if ((counts.get(f.name) ?? 0) > 1) {
+      let n = `${f.name}@${f.line}`;
+      if (seen.has(n)) n = `${f.name}@${f.line}:${f.column + 1}`;
+      f.name = n;
+    }
+    seen.add(f.name);
+  }
+}
+
+export function analyzeScript(source: string, sourceType?: 'script' | 'module'): { analysis: ScriptAnalysis; fns: AnalyzedFunction[] } {
+  const parsed = parseSource(source, sourceType);
+  const fns = analyzeAst(parsed.ast, source, parsed.sourceType);
+  return { analysis: { functions: fns.map(publicInfo), sourceType: parsed.sourceType }, fns };
+}
+
+export function publicInfo(f: AnalyzedFunction): FunctionInfo {
+  const { index, name, line, column, start, end, isAsync, isGenerator, isArrow, params, points, noTryWrap } = f;
+  const info: FunctionInfo = { index, name, line, column, start, end, isAsync, isGenerator, isArrow, params, points };
+  if (noTryWrap) info.noTryWrap = noTryWrap;
+  return info;
+}

@@ -1,0 +1,7 @@
+// The public library API.
+export { Session, ParanodeError } from './session';
+export type { SessionOptions, Resource, MetricValue } from './session';
+export { AttachError } from '../inspector/process-control';
+export { SnippetError } from '../instrument/snippet';
+export { ProbeSyntaxError, parseProbe } from '../instrument/probe';
+export { TimeHistogram } from '../data/histogram';

@@ -1,0 +1,94 @@
+// A typed Chrome DevTools Protocol client over any line or frame transport:
+// the bootstrap WebSocket on attach, the agent's Unix socket afterwards, or a
+// worker thread's session nested in its parent's (NodeWorker domain).
+import { EventEmitter } from 'events';
+import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping';
+
+export type Commands = ProtocolMapping.Commands;
+export type Method = keyof Commands;
+export type Params<M extends Method> = Commands[M]['paramsType'][0];
+export type Result<M extends Method> = Commands[M]['returnType'];
+
+export interface Transport {
+  send(text: string): void;
+  onMessage(cb: (text: string) => void): void;
+  onClose(cb: () => void): void;
+  close(): void;
+}
+
+export class CdpError extends Error {
+  constructor(readonly method: string, message: string, readonly code?: number | string) {
+    super(`${method}: ${message}`);
+  }
+}
+
+export class TargetGoneError extends Error {}
+
+export class Cdp extends EventEmitter {
+  private nextId = 1;
+  private readonly pending = new Map<number, { method: string; resolve: (v: any) => void; reject: (e: Error) => void }>();
+  closed = false;
+
+  constructor(private readonly transport: Transport) {
+    super();
+    transport.onMessage((text) => this.receive(JSON.parse(text)));
+    transport.onClose(() => this.markClosed());
+  }
+
+  send<M extends Method>(method: M, params?: Params<M>): Promise<Result<M>> {
+    return this.raw(method, params ?? {}) as Promise<Result<M>>;
+  }
+
+  /** A message for the agent itself (not CDP). */
+  agent(command: string, extra: Record<string, unknown> = {}): Promise<unknown> {
+    return this.request({ agent: command, ...extra }, `agent ${command}`);
+  }
+
+  raw(method: string, params: object): Promise<unknown> {
+    return this.request({ method, params }, method);
+  }
+
+  private request(body: Record<string, unknown>, label: string): Promise<unknown> {
+    if (this.closed) return Promise.reject(new TargetGoneError(`${label}: the target is gone`));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { method: label, resolve, reject });
+      this.transport.send(JSON.stringify({ id, ...body }));
+    });
+  }
+
+  /** Evaluate an expression in the target and return its value (by value). */
+  async evaluate<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
+    const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true });
+    if (r.exceptionDetails) {
+      const ex = r.exceptionDetails.exception;
+      throw new CdpError('Runtime.evaluate', (ex && (ex.description ?? String(ex.value))) || r.exceptionDetails.text);
+    }
+    return r.result.value as T;
+  }
+
+  close(): void {
+    this.transport.close();
+    this.markClosed();
+  }
+
+  private receive(msg: any): void {
+    if (msg.id !== undefined && this.pending.has(msg.id)) {
+      const p = this.pending.get(msg.id)!;
+      this.pending.delete(msg.id);
+      if (msg.error) p.reject(new CdpError(p.method, msg.error.message, msg.error.code));
+      else p.resolve(msg.result);
+    } else if (msg.method) {
+      this.emit(msg.method, msg.params);
+      this.emit('event', msg.method, msg.params);
+    }
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const p of this.pending.values()) p.reject(new TargetGoneError(`${p.method}: the target is gone`));
+    this.pending.clear();
+    this.emit('close');
+  }
+}

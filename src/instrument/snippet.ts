@@ -1,0 +1,138 @@
+// The snippet language (the "what" half of MDL): counters, timers, predicates.
+// Snippets are parsed with acorn (they are JavaScript-shaped), checked against
+// the allowed subset, and compiled to the handler text the runtime installs.
+import * as acorn from 'acorn';
+import type { CompiledSnippet } from '../agent/runtime';
+
+export class SnippetError extends Error {
+  constructor(message: string, readonly line: number, readonly column: number) {
+    super(`${message} (snippet line ${line}, column ${column})`);
+  }
+}
+
+export type PointClass = 'entry' | 'exit' | 'call' | 'await' | 'resume';
+
+type Node = acorn.Node & Record<string, any>;
+
+const BIN_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!=', '===', '!==']);
+const TIMER_FNS = new Set(['startWallTimer', 'startProcessTimer', 'stopTimer']);
+
+export interface SnippetOptions {
+  point: PointClass;
+  /** timer kinds fixed by other snippets of the session: name -> 'wall' | 'cpu' */
+  timerKinds?: Map<string, 'wall' | 'cpu'>;
+}
+
+export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnippet {
+  let ast: Node;
+  try {
+    ast = acorn.parse(text, { ecmaVersion: 2022, locations: true }) as Node;
+  } catch (e: any) {
+    const loc = e.loc ?? { line: 1, column: 0 };
+    throw new SnippetError(`syntax error: ${String(e.message).replace(/ \(\d+:\d+\)$/, '')}`, loc.line, loc.column + 1);
+  }
+  const counters = new Set<string>();
+  const timers = new Set<string>();
+  const kinds = opts.timerKinds ?? new Map<string, 'wall' | 'cpu'>();
+  const fail = (n: Node, msg: string): never => {
+    throw new SnippetError(msg, n.loc!.start.line, n.loc!.start.column + 1);
+  };
+
+  const counterRef = (n: Node): string => {
+    if (n.type !== 'Identifier') fail(n, 'only a counter name can be assigned');
+    if (n.name.startsWith('$')) fail(n, `${n.name} is read-only`);
+    if (timers.has(n.name)) fail(n, `${n.name} is a timer, not a counter`);
+    counters.add(n.name);
+    return `C[__c_${n.name}]`;
+  };
+
+  const expr = (n: Node): string => {
+    switch (n.type) {
+      case 'Literal':
+        if (typeof n.value === 'number' || typeof n.value === 'boolean' || typeof n.value === 'string' || n.value === null) return JSON.stringify(n.value);
+        return fail(n, 'unsupported constant');
+      case 'Identifier':
+        if (n.name === '$return') {
+          if (opts.point !== 'exit' && opts.point !== 'resume') fail(n, '$return is only available at exit points');
+          return '$0';
+        }
+        if (n.name === 'undefined') return 'void 0';
+        if (n.name.startsWith('$')) fail(n, `unknown variable ${n.name}`);
+        if (timers.has(n.name)) fail(n, `${n.name} is a timer; read timers from the sampled data`);
+        counters.add(n.name);
+        return `C[__c_${n.name}]`;
+      case 'MemberExpression': {
+        if (!n.computed && n.object.type === 'Identifier' && n.object.name === '$arg') fail(n, 'use $arg[i]');
+        if (n.computed && n.object.type === 'Identifier' && n.object.name === '$arg') {
+          if (opts.point !== 'entry' && opts.point !== 'call') fail(n, '$arg[i] is only available at entry and call points');
+          if (n.property.type !== 'Literal' || typeof n.property.value !== 'number' || !Number.isInteger(n.property.value) || n.property.value < 0 || n.property.value > 7) {
+            fail(n.property, '$arg index must be a constant from 0 to 7');
+          }
+          return `$${n.property.value}`;
+        }
+        const obj = expr(n.object);
+        // read-only property access that cannot throw on null/undefined
+        if (n.computed) return `(${obj})?.[${expr(n.property)}]`;
+        return `(${obj})?.${n.property.name}`;
+      }
+      case 'BinaryExpression':
+        if (!BIN_OPS.has(n.operator)) fail(n, `operator ${n.operator} is not allowed`);
+        return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
+      case 'LogicalExpression':
+        if (n.operator === '??') fail(n, 'operator ?? is not allowed');
+        return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
+      case 'UnaryExpression':
+        if (!['!', '-', '+'].includes(n.operator)) fail(n, `operator ${n.operator} is not allowed`);
+        return `(${n.operator}${expr(n.argument)})`;
+      default:
+        return fail(n, `${describe(n)} is not allowed in a snippet expression`);
+    }
+  };
+
+  const timerArg = (call: Node): string => {
+    if (call.arguments.length !== 1 || call.arguments[0].type !== 'Identifier') fail(call, `${call.callee.name} takes one timer name`);
+    const name = call.arguments[0].name as string;
+    if (name.startsWith('$')) fail(call.arguments[0], 'invalid timer name');
+    if (counters.has(name)) fail(call.arguments[0], `${name} is a counter, not a timer`);
+    timers.add(name);
+    return name;
+  };
+
+  const stmt = (n: Node): string => {
+    switch (n.type) {
+      case 'EmptyStatement': return '';
+      case 'BlockStatement': return `{${n.body.map(stmt).join('')}}`;
+      case 'IfStatement':
+        return `if(${expr(n.test)})${stmt(n.consequent)}${n.alternate ? `else ${stmt(n.alternate)}` : ''}`;
+      case 'ExpressionStatement': {
+        const e = n.expression;
+        if (e.type === 'UpdateExpression') return `${counterRef(e.argument)}${e.operator};`;
+        if (e.type === 'AssignmentExpression') {
+          if (!['=', '+=', '-='].includes(e.operator)) fail(e, `assignment ${e.operator} is not allowed`);
+          const rhs = expr(e.right);
+          return `${counterRef(e.left)}${e.operator}${rhs};`;
+        }
+        if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && TIMER_FNS.has(e.callee.name)) {
+          const name = timerArg(e);
+          if (e.callee.name === 'stopTimer') return `__tp(__t_${name});`;
+          const kind = e.callee.name === 'startWallTimer' ? 'wall' : 'cpu';
+          const known = kinds.get(name);
+          if (known && known !== kind) fail(e, `timer ${name} is already a ${known === 'wall' ? 'wall-clock' : 'process-time'} timer`);
+          kinds.set(name, kind);
+          return kind === 'wall' ? `__ts_w(__t_${name});` : `__ts_c(__t_${name});`;
+        }
+        if (e.type === 'CallExpression') fail(e, 'only startWallTimer, startProcessTimer and stopTimer can be called');
+        return fail(e, `${describe(e)} does nothing; use c++, c += e, c -= e, c = e or a timer call`);
+      }
+      default:
+        return fail(n, `${describe(n)} is not allowed in a snippet (no loops, functions or declarations)`);
+    }
+  };
+
+  const body = (ast.body as Node[]).map(stmt).join('');
+  return { body, counters: [...counters], timers: [...timers] };
+}
+
+function describe(n: Node): string {
+  return n.type.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}

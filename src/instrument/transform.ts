@@ -1,0 +1,165 @@
+// Preparation of a script: slots (base trampolines) at every point of every
+// function, guarded by a per-function global that holds 0 until something is
+// switched on. V8 constant-folds a global that never changed, so an unused
+// slot costs nothing in optimized code; switching instrumentation on later is
+// an assignment in the in-target runtime, never another code change.
+//
+// Generated code only ever *inserts* text and never adds a newline, so line
+// numbers in stack traces stay the same. The shapes used:
+//   entry      if($pnS_F)$pnS_F[0](a,b);            after the directive prologue
+//   return     return $pnP($pnS_F,s,EXPR)           pass-through helper, no temporaries
+//   end        ;if($pnS_F)$pnS_F[s]();              before the closing brace
+//   throw      try{ ... }catch($pnE){...;throw $pnE}  rethrows the same object
+//   call       $pnC(pre, $pnS_F, s, CALL)           callee text untouched (error messages stay)
+//   await      $pnP(G,r,await $pnP(G,a,X))          suspension and resumption
+// Handler slot numbering: G[2k] is the (pre) handler of point k, G[2k+1] the
+// post-call handler of a call point.
+import { AnalyzedFunction, analyzeScript, ScriptAnalysis } from '../analysis/functions';
+
+export type PrepareMode = 'load' | 'liveedit';
+
+export interface Insertion {
+  pos: number;
+  text: string;
+  /** ordering class at one position: closes, then after-plain, then before-plain, then opens */
+  cls: 0 | 1 | 2 | 3;
+  /** tie-break within the class */
+  key: number;
+  fn: number;
+  point: number;
+}
+
+export interface PreparedScript {
+  code: string;
+  analysis: ScriptAnalysis;
+  /** points that received no slot, with the reason (point index per function) */
+  unslotted: { fn: number; point: number; reason: string }[];
+}
+
+export function slotGlobal(scriptNo: number, fn: number): string {
+  return `$pn${scriptNo}_${fn}`;
+}
+
+const ASSIGN_LIKE = new Set(['AssignmentExpression', 'ArrowFunctionExpression', 'ConditionalExpression', 'SequenceExpression', 'YieldExpression']);
+
+/** Compute the insertions that place slots at every point. */
+export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo: number, mode: PrepareMode): { ins: Insertion[]; unslotted: PreparedScript['unslotted'] } {
+  const ins: Insertion[] = [];
+  const unslotted: PreparedScript['unslotted'] = [];
+  const add = (fn: number, point: number, pos: number, text: string, cls: Insertion['cls'], key: number) =>
+    ins.push({ pos, text, cls, key, fn, point });
+
+  for (const f of fns) {
+    const G = slotGlobal(scriptNo, f.index);
+    const node = f.node;
+    const args = f.params.map((p) => p ?? 'void 0').join(',');
+    const blockBody = node.body.type === 'BlockStatement';
+    // Scope changes around closures make LiveEdit drop the function ("damaged"):
+    // in that mode, only wrap bodies that declare nothing lexically at top level.
+    let tryWrap = !f.noTryWrap;
+    if (mode === 'liveedit' && blockBody && node.body.body.some((s: any) =>
+      s.type === 'FunctionDeclaration' || s.type === 'ClassDeclaration' || (s.type === 'VariableDeclaration' && s.kind !== 'var'))) tryWrap = false;
+    const throwPoint = f.points.findIndex((p) => p.exit === 'throw');
+
+    for (const p of f.points) {
+      const pn = f.pointNodes[p.index];
+      const slot = 2 * p.index;
+      switch (p.kind) {
+        case 'entry': {
+          if (blockBody) {
+            let pos = node.body.start + 1;
+            for (const st of node.body.body) {
+              if (st.type === 'ExpressionStatement' && typeof st.directive === 'string') pos = st.end;
+              else break;
+            }
+            add(f.index, p.index, pos, `if(${G})${G}[${slot}](${args});`, 1, -2);
+            if (tryWrap && throwPoint >= 0) add(f.index, throwPoint, pos, 'try{', 1, -1);
+          } else if (mode === 'load') {
+            const bodyStart = arrowBodyStart(source, node);
+            const exitPoint = f.points.find((q) => q.exit === 'return')!;
+            const tw = tryWrap && throwPoint >= 0;
+            add(f.index, p.index, bodyStart, `{if(${G})${G}[${slot}](${args});${tw ? 'try{' : ''}return $pnP(${G},${2 * exitPoint.index},`, 3, -node.end);
+            add(f.index, exitPoint.index, node.end, `)${tw ? `}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}` : ''}}`, 0, -bodyStart);
+          } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
+            add(f.index, p.index, node.body.start, `(${G}&&${G}[${slot}](${args}),0)||`, 2, 0);
+          } else unslotted.push({ fn: f.index, point: p.index, reason: 'expression body cannot take an entry slot by LiveEdit' });
+          break;
+        }
+        case 'exit': {
+          if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
+            if (pn.argument) {
+              add(f.index, p.index, pn.argument.start, `$pnP(${G},${slot},`, 3, -pn.argument.end);
+              add(f.index, p.index, pn.argument.end, ')', 0, -pn.argument.start);
+            } else add(f.index, p.index, pn.start + 6, ` $pnP(${G},${slot})`, 1, 0);
+          } else if (p.exit === 'return') {
+            // expression-bodied arrow: handled with the entry slot at load time
+            if (mode !== 'load') unslotted.push({ fn: f.index, point: p.index, reason: 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place' });
+          } else if (p.exit === 'end') {
+            add(f.index, p.index, node.body.end - 1, `;if(${G})${G}[${slot}]();`, 1, 0);
+          } else if (p.exit === 'throw') {
+            if (!blockBody) {
+              if (mode !== 'load' || !tryWrap) unslotted.push({ fn: f.index, point: p.index, reason: 'no try wrapper possible here' });
+            } else if (tryWrap) {
+              // ends in ';' so that V8's diff cannot slide it past the closing brace
+              add(f.index, p.index, node.body.end - 1, `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, 1, 1);
+            }
+            else unslotted.push({ fn: f.index, point: p.index, reason: f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)' });
+          }
+          break;
+        }
+        case 'call': {
+          const sargs = (p.simpleArgs ?? []).map((a) => a ?? 'void 0').join(',');
+          add(f.index, p.index, pn!.start, `$pnC(${G}&&${G}[${slot}](${sargs}),${G},${slot + 1},`, 3, -pn!.end);
+          add(f.index, p.index, pn!.end, ')', 0, -pn!.start);
+          break;
+        }
+        case 'await': {
+          // resume wraps the whole await/yield, suspend wraps its operand
+          const resume = f.points[p.index + 1];
+          const rslot = 2 * resume.index;
+          add(f.index, resume.index, pn!.start, `$pnP(${G},${rslot},`, 3, -pn!.end);
+          add(f.index, resume.index, pn!.end, ')', 0, -pn!.start);
+          if (pn!.argument) {
+            add(f.index, p.index, pn!.argument.start, `$pnP(${G},${slot},`, 3, -pn!.argument.end);
+            add(f.index, p.index, pn!.argument.end, ')', 0, -pn!.argument.start);
+          } else add(f.index, p.index, pn!.start + 5, ` $pnP(${G},${slot})`, 1, 0);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  return { ins, unslotted };
+}
+
+function arrowBodyStart(source: string, node: any): number {
+  const from = node.params.length ? node.params[node.params.length - 1].end : node.start;
+  const i = source.indexOf('=>', from);
+  return i + 2;
+}
+
+export function sortInsertions(ins: Insertion[]): Insertion[] {
+  return ins
+    .map((x, i) => ({ x, i }))
+    .sort((a, b) => a.x.pos - b.x.pos || a.x.cls - b.x.cls || a.x.key - b.x.key || a.i - b.i)
+    .map((e) => e.x);
+}
+
+export function applyInsertions(source: string, ins: Insertion[]): string {
+  const sorted = sortInsertions(ins);
+  let out = '';
+  let last = 0;
+  for (const x of sorted) {
+    out += source.slice(last, x.pos) + x.text;
+    last = x.pos;
+  }
+  return out + source.slice(last);
+}
+
+/** Prepare a script at load time (any shape allowed). */
+export function prepareForLoad(source: string, scriptNo: number, sourceType?: 'script' | 'module'): PreparedScript {
+  const { analysis, fns } = analyzeScript(source, sourceType);
+  const { ins, unslotted } = planInsertions(source, fns, scriptNo, 'load');
+  return { code: applyInsertions(source, ins), analysis, unslotted };
+}
