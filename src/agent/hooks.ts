@@ -10,7 +10,7 @@ export function installCjsHook(rt: Runtime): void {
   if (proto._compile[MARK]) return;
   // load the preparer before hooking, so that it is never prepared itself
   const { prepareForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
-  const own = require('path').resolve(__dirname, '..', '..', '..');
+  const own = require('path').resolve(__dirname, '..', '..'); // our dist/
   const original = proto._compile;
   const patched = function (this: unknown, content: string, filename: string) {
     let code = content;

@@ -22,8 +22,10 @@ export interface SessionOptions {
   maxPauseMs?: number;
   /** histogram buckets */
   buckets?: number;
-  /** for launch: where the program's stdout/stderr go */
+  /** for launch: where the program's stdin/stdout/stderr go */
   stdio?: 'inherit' | 'pipe';
+  /** for launch: the program's working directory (module names are relative to it) */
+  cwd?: string;
 }
 
 export interface Resource {
@@ -90,7 +92,7 @@ export class Session extends EventEmitter {
       throw e;
     }
     try {
-      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs }, opts.stdio ?? 'inherit');
+      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs }, opts.stdio ?? 'inherit', opts.cwd);
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false);
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.nextProbe = specs.length + 1;

@@ -20,7 +20,7 @@ const INSPECTOR_PORT = 9229;
 export interface LaunchResult { child: ChildProcess; agent: AgentConnection }
 
 export async function launchTarget(server: AgentServer, command: string[], config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>,
-  stdio: 'inherit' | 'pipe', timeoutMs = 15000): Promise<LaunchResult> {
+  stdio: 'inherit' | 'pipe', cwd?: string, timeoutMs = 15000): Promise<LaunchResult> {
   if (command.length === 0) throw new AttachError('nothing to run: give a command after --, e.g. paranode run -- node app.js');
   const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir };
   const preload = path.join(AGENT_DIR, 'preload.js');
@@ -29,7 +29,7 @@ export async function launchTarget(server: AgentServer, command: string[], confi
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim(),
     [AGENT_ENV]: JSON.stringify(full),
   };
-  const child = spawn(command[0], command.slice(1), { stdio: ['inherit', stdio, stdio], env });
+  const child = spawn(command[0], command.slice(1), { stdio: [stdio, stdio, stdio], env, cwd });
   const exited = new Promise<string>((resolve) => {
     child.once('error', (e) => resolve(`cannot start ${command[0]}: ${e.message}`));
     child.once('exit', (code, sig) => resolve(`${command.join(' ')} exited (${sig ?? `code ${code}`}) before its agent connected; is it a Node.js program?`));

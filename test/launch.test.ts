@@ -1,0 +1,68 @@
+// Launch a program under paranode: probes apply from its first line.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { FIXTURES } from './support/helpers';
+
+const counted = path.join(FIXTURES, 'counted.js');
+
+async function launched(probes: string[]) {
+  const s = await Session.launch([process.execPath, counted], probes, { stdio: 'pipe', cwd: FIXTURES });
+  after(() => { s.child!.kill(); });
+  let out = '';
+  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  await until(/ready/);
+  return { s, send: (l: string) => s.child!.stdin!.write(l + '\n'), until, output: () => out };
+}
+
+const value = (s: Session, name: string) => s.metrics().find((m) => m.name === name)?.total;
+
+test('entry counter, call-site counters and a predicate count exactly', async () => {
+  const { s, send, until } = await launched([
+    '/Code/counted.js/f.entry: n++',
+    '/Code/counted.js/caller.call(f): sites++',
+    '/Code/counted.js/f.entry: if ($arg[0] > 10) big++',
+    '/Code/counted.js/f.exit: if ($return == 200) two00++',
+  ]);
+  send('777');
+  await until(/done/);
+  await s.sample();
+  // f(i+100) for even i, f(i) for odd i: $arg[0] > 10 fails only for i in {1,3,5,7,9}
+  assert.equal(value(s, 'n'), 777);
+  assert.equal(value(s, 'sites'), 777);
+  assert.equal(value(s, 'big'), 777 - 5);
+  assert.equal(value(s, 'two00'), 1); // f(100) for i = 0
+  await s.detach();
+  s.child!.kill();
+});
+
+test('a wall timer around a function that sleeps synchronously reads the sleep time', async () => {
+  const { s, send, until } = await launched([
+    '/Code/counted.js/sleepSync.entry: startWallTimer(t)',
+    '/Code/counted.js/sleepSync.exit: stopTimer(t)',
+  ]);
+  send('sleep 300');
+  await until(/slept 300/);
+  await s.sample();
+  const t = value(s, 't')!;
+  assert.ok(t >= 0.299 && t < 0.33, `timer read ${t} s for a 300 ms sleep`);
+  await s.detach();
+  s.child!.kill();
+});
+
+test('a target that exits mid-session keeps every sample taken, up to its exit', async () => {
+  const { s, send, until } = await launched(['/Code/counted.js/f.entry: n++']);
+  s.startSampling(50);
+  send('1000');
+  await until(/done/);
+  send('2000');
+  await until(/done[^]*done/);
+  send('exit');
+  await s.waitForExit();
+  assert.equal(s.exitCode, 3);
+  assert.equal(value(s, 'n'), 3000);
+  const h = s.metrics().find((m) => m.name === 'n')!.histogram;
+  assert.equal(Math.round(h.buckets.reduce((a, b) => a + b, 0)), 3000);
+});
