@@ -25,12 +25,7 @@ export function installCjsHook(rt: Runtime): void {
   };
   (patched as any)[MARK] = original;
   proto._compile = patched;
-}
-
-export function uninstallCjsHook(): void {
-  const proto = require('module').prototype;
-  const original = proto._compile[MARK];
-  if (original) proto._compile = original;
+  rt.onDeactivate.push(() => { if (proto._compile === patched) proto._compile = original; });
 }
 
 function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string): string {

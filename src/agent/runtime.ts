@@ -74,6 +74,8 @@ export class Runtime {
   readonly cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
   cwd = process.cwd();
   active = true;
+  /** undo steps registered by whoever hooked into the thread (the load hook) */
+  readonly onDeactivate: (() => void)[] = [];
 
   allocScript(): number {
     return this.nextScript++;
@@ -226,6 +228,7 @@ export class Runtime {
   /** Switch every slot off (the prepared code stays, inert). */
   deactivate(): void {
     this.active = false;
+    for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();
     this.at.clear();

@@ -4,7 +4,7 @@ import { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import * as os from 'os';
 import * as path from 'path';
-import type { FunctionInfo } from '../analysis/functions';
+import { analyzeScript, FunctionInfo } from '../analysis/functions';
 import type { ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
@@ -60,6 +60,8 @@ export class Session extends EventEmitter {
   private readonly last = new Map<string, number>();
   private readonly units = new Map<string, 'count' | 'seconds'>();
   private lastT = 0;
+  /** target time (s) of the first sample: histogram time zero */
+  private baseT: number | null = null;
   private readonly startMs = Date.now();
   private nextProbe = 1;
   private samplerTimer: NodeJS.Timeout | null = null;
@@ -142,6 +144,22 @@ export class Session extends EventEmitter {
     return this.cdp.evaluate(`${R}.listScripts()`);
   }
 
+  /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
+  private async unprepared(glob: string, preparedFiles: Set<string>): Promise<{ script: LoadedScript; source: string; functions: FunctionInfo[] }[]> {
+    const out: { script: LoadedScript; source: string; functions: FunctionInfo[] }[] = [];
+    for (const script of this.loaded.values()) {
+      if (preparedFiles.has(script.filename) || this.edited.has(script.scriptId)) continue;
+      if (!moduleMayMatch(glob, script.module)) continue;
+      const { scriptSource } = await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId });
+      try {
+        out.push({ script, source: scriptSource, functions: analyzeScript(scriptSource).analysis.functions });
+      } catch {
+        this.notes.push(`${script.module}: not parsed, so not instrumentable`);
+      }
+    }
+    return out;
+  }
+
   /** Code resources (functions) matching a glob such as /Code/lib/*.js/*. */
   async resources(glob = '/Code/**'): Promise<Resource[]> {
     const re = new RegExp(codeGlobToRegex(glob));
@@ -153,15 +171,9 @@ export class Session extends EventEmitter {
         if (re.test(`${s.module}/${f.name}`)) out.push({ path: `/Code/${s.module}/${f.name}`, module: s.module, function: f.name, line: f.line, column: f.column, prepared: s.how, points: f.points });
       }
     }
-    const { analyzeScript } = await import('../analysis/functions');
-    for (const sc of this.loaded.values()) {
-      if (preparedFiles.has(sc.filename) || this.edited.has(sc.scriptId)) continue;
-      if (!moduleMayMatch(glob, sc.module)) continue;
-      const { scriptSource } = await this.cdp.send('Debugger.getScriptSource', { scriptId: sc.scriptId });
-      let fns: FunctionInfo[];
-      try { fns = analyzeScript(scriptSource).analysis.functions; } catch { continue; }
-      for (const f of fns) {
-        if (re.test(`${sc.module}/${f.name}`)) out.push({ path: `/Code/${sc.module}/${f.name}`, module: sc.module, function: f.name, line: f.line, column: f.column, prepared: 'no', points: f.points });
+    for (const { script, functions } of await this.unprepared(glob, preparedFiles)) {
+      for (const f of functions) {
+        if (re.test(`${script.module}/${f.name}`)) out.push({ path: `/Code/${script.module}/${f.name}`, module: script.module, function: f.name, line: f.line, column: f.column, prepared: 'no', points: f.points });
       }
     }
     return out;
@@ -176,19 +188,12 @@ export class Session extends EventEmitter {
     const req = parseProbe(text);
     const spec = toSpec(req, this.nextProbe++, this.timerKinds);
     const re = new RegExp(spec.match);
-    const { analyzeScript } = await import('../analysis/functions');
     const prepared = await this.runtimeScripts();
-    const preparedFiles = new Set(prepared.map((s) => s.filename));
     let matchedFns = prepared.some((s) => s.functions.some((f) => re.test(`${s.module}/${f.name}`)));
-    for (const sc of this.loaded.values()) {
-      if (preparedFiles.has(sc.filename) || this.edited.has(sc.scriptId)) continue;
-      if (!moduleMayMatch(req.resource, sc.module)) continue;
-      const { scriptSource } = await this.cdp.send('Debugger.getScriptSource', { scriptId: sc.scriptId });
-      let names: string[];
-      try { names = analyzeScript(scriptSource).analysis.functions.map((f) => f.name); } catch { continue; }
-      if (!names.some((n) => re.test(`${sc.module}/${n}`))) continue;
+    for (const { script, source, functions } of await this.unprepared(req.resource, new Set(prepared.map((s) => s.filename)))) {
+      if (!functions.some((f) => re.test(`${script.module}/${f.name}`))) continue;
       matchedFns = true;
-      await this.prepareLoaded(sc, scriptSource);
+      await this.prepareLoaded(script, source);
     }
     if (!matchedFns) throw new ParanodeError(`unknown resource: no function matches ${req.resource} in process ${this.pid}`);
     const placed = await this.cdp.evaluate<number>(`${R}.addProbe(${JSON.stringify(spec)})`);
@@ -255,7 +260,6 @@ export class Session extends EventEmitter {
     const base = this.baseT ?? (this.baseT = from);
     if (delta !== 0) h.add(Math.max(0, from - base), Math.max(0, to - base), delta);
   }
-  private baseT: number | null = null;
 
   /** Sample every `ms` milliseconds until detach or exit (changeable at any time). */
   startSampling(ms = this.intervalMs): void {
@@ -300,7 +304,7 @@ export class Session extends EventEmitter {
     this.stopSampling();
     try {
       await this.sample();
-      await this.cdp.evaluate(`(${R}.deactivate(), process.getBuiltinModule('module').prototype._compile[Symbol.for('paranode.cjsHook')] && (process.getBuiltinModule('module').prototype._compile = process.getBuiltinModule('module').prototype._compile[Symbol.for('paranode.cjsHook')]), 0)`);
+      await this.cdp.evaluate(`${R}.deactivate()`);
       for (const [scriptId, e] of this.edited) {
         const deadline = Date.now() + 5000;
         for (;;) {
