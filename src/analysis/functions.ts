@@ -207,7 +207,7 @@ export interface AnalyzedFunction extends FunctionInfo {
  */
 export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'module'): AnalyzedFunction[] {
   const out: AnalyzedFunction[] = [];
-  const lineOf = (pos: number) => acorn.getLineInfo(source, pos);
+  const lineOf = lineIndex(source);
 
   const visit = (n: Node, parent: Node | undefined, grand: Node | undefined, fnIdx: number, strict: boolean): void => {
     if (!n || typeof n.type !== 'string') return;
@@ -298,6 +298,23 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
   // a direct eval in a nested function makes its parents' scopes visible too.
   uniquifyNames(out);
   return out;
+}
+
+/** Position -> {line (1-based), column (0-based)} by binary search over line starts. */
+export function lineIndex(source: string): (pos: number) => { line: number; column: number } {
+  const starts = [0];
+  for (let i = 0; i < source.length; i++) {
+    const c = source.charCodeAt(i);
+    if (c === 10 || c === 0x2028 || c === 0x2029 || (c === 13 && source.charCodeAt(i + 1) !== 10)) starts.push(i + 1);
+  }
+  return (pos) => {
+    let lo = 0, hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid] <= pos) lo = mid; else hi = mid - 1;
+    }
+    return { line: lo + 1, column: pos - starts[lo] };
+  };
 }
 
 function isTagged(parent: Node | undefined, n: Node): boolean {

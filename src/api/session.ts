@@ -10,7 +10,7 @@ import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { TimeHistogram } from '../data/histogram';
-import { planLiveEdit } from '../instrument/liveedit';
+import { planLiveEdit, predictPauseMs } from '../instrument/liveedit';
 import { codeGlobToRegex, parseProbe, pointClass, ProbeRequest } from '../instrument/probe';
 import { compileSnippet } from '../instrument/snippet';
 
@@ -208,13 +208,15 @@ export class Session extends EventEmitter {
   /** Prepare an already-loaded script by one LiveEdit. */
   private async prepareLoaded(sc: LoadedScript, source: string): Promise<void> {
     const heap = await this.cdp.send('Runtime.getHeapUsage');
-    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    const plan = planLiveEdit(source, no, heap.usedSize);
+    // refuse before planning: the prediction itself is costly on a huge script
+    const predicted = predictPauseMs(heap.usedSize, source.length);
     const maxPause = this.opts.maxPauseMs ?? 2000;
-    if (plan.predictedPauseMs > maxPause) {
-      throw new ParanodeError(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(plan.predictedPauseMs)} ms ` +
+    if (predicted > maxPause) {
+      throw new ParanodeError(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(predicted)} ms ` +
         `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${maxPause} ms (--max-pause)`);
     }
+    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
+    const plan = planLiveEdit(source, no, heap.usedSize);
     await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
     const deadline = Date.now() + 5000;
     for (;;) {

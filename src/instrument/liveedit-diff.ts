@@ -9,79 +9,77 @@
 
 export interface Change { start: number; end: number; newStart: number; newEnd: number }
 
-interface Input { len1: number; len2: number; eq(i: number, j: number): boolean }
+/** two sequences as integer arrays (line ids or char codes) */
+interface Input { a: ArrayLike<number>; b: ArrayLike<number> }
 type Sink = (pos1: number, pos2: number, len1: number, len2: number) => void;
 
 /** Myers' O(ND) diff with the linear-space refinement, in the order V8 walks it. */
 function myers(input: Input, sink: Sink): void {
-  const size = input.len1 + input.len2 + 1;
+  const A = input.a, B = input.b;
+  const size = A.length + B.length + 1;
   const fwd = new Int32Array(size);
   const rev = new Int32Array(size);
-  const at = (a: Int32Array, i: number) => (i >= 0 ? i : size + i);
-  type P = { x: number; y: number };
-  const lt = (a: P, b: P) => a.x < b.x && a.y < b.y;
+  const at = (i: number) => (i >= 0 ? i : size + i);
+  // path points as flat (x, y) pairs
+  const path: number[] = [];
+  let sx0 = 0, sy0 = 0, sx1 = 0, sy1 = 0; // the middle snake found last
 
-  const middleSnake = (from: P, to: P): [P, P] | null => {
-    const w = to.x - from.x;
-    const h = to.y - from.y;
-    if (w + h === 0) return null;
+  const middleSnake = (fx0: number, fy0: number, tx1: number, ty1: number): boolean => {
+    const w = tx1 - fx0;
+    const h = ty1 - fy0;
+    if (w + h === 0) return false;
     const delta = w - h;
-    fwd[at(fwd, 1)] = from.x;
-    rev[at(rev, -1)] = to.x;
+    const odd = (delta & 1) !== 0;
+    fwd[at(1)] = fx0;
+    rev[at(-1)] = tx1;
     const limit = Math.ceil((w + h) / 2);
     for (let d = 0; d <= limit; d++) {
       for (let k = -d; k <= d; k += 2) {
-        let fx: number, tx: number;
-        if (k === -d || (k !== d && fwd[at(fwd, k - 1)] < fwd[at(fwd, k + 1)])) { fx = tx = fwd[at(fwd, k + 1)]; } else { fx = fwd[at(fwd, k - 1)]; tx = fx + 1; }
-        let ty = from.y + (tx - from.x) - k;
-        const fy = d === 0 || fx !== tx ? ty : ty - 1;
-        let t: P = { x: tx, y: ty };
-        while (lt(t, to) && input.eq(t.x, t.y)) { t = { x: t.x + 1, y: t.y + 1 }; }
-        tx = t.x; ty = t.y;
-        fwd[at(fwd, k)] = tx;
+        let fx: number, x: number;
+        if (k === -d || (k !== d && fwd[at(k - 1)] < fwd[at(k + 1)])) { fx = x = fwd[at(k + 1)]; } else { fx = fwd[at(k - 1)]; x = fx + 1; }
+        let y = fy0 + (x - fx0) - k;
+        const fy = d === 0 || fx !== x ? y : y - 1;
+        while (x < tx1 && y < ty1 && A[x] === B[y]) { x++; y++; }
+        fwd[at(k)] = x;
         const l = k - delta;
-        if (delta % 2 !== 0 && l >= -d + 1 && l <= d - 1 && tx >= rev[at(rev, l)]) return [{ x: fx, y: fy }, { x: tx, y: ty }];
+        if (odd && l >= -d + 1 && l <= d - 1 && x >= rev[at(l)]) { sx0 = fx; sy0 = fy; sx1 = x; sy1 = y; return true; }
       }
       for (let l = d; l >= -d; l -= 2) {
-        let fx: number, tx: number;
-        if (l === d || (l !== -d && rev[at(rev, l - 1)] > rev[at(rev, l + 1)])) { fx = tx = rev[at(rev, l - 1)]; } else { fx = rev[at(rev, l + 1)]; tx = fx - 1; }
+        let fx: number, x: number;
+        if (l === d || (l !== -d && rev[at(l - 1)] > rev[at(l + 1)])) { fx = x = rev[at(l - 1)]; } else { fx = rev[at(l + 1)]; x = fx - 1; }
         const k = l + delta;
-        let ty = from.y + (tx - from.x) - k;
-        const fy = d === 0 || fx !== tx ? ty : ty + 1;
-        while (lt(from, { x: tx, y: ty }) && input.eq(tx - 1, ty - 1)) { tx--; ty--; }
-        rev[at(rev, l)] = tx;
-        if (delta % 2 === 0 && k >= -d && k <= d && tx <= fwd[at(fwd, k)]) return [{ x: tx, y: ty }, { x: fx, y: fy }];
+        let y = fy0 + (x - fx0) - k;
+        const fy = d === 0 || fx !== x ? y : y + 1;
+        while (fx0 < x && fy0 < y && A[x - 1] === B[y - 1]) { x--; y--; }
+        rev[at(l)] = x;
+        if (!odd && k >= -d && k <= d && x <= fwd[at(k)]) { sx0 = x; sy0 = y; sx1 = fx; sy1 = fy; return true; }
       }
     }
-    return null;
+    return false;
   };
 
-  const path = (from: P, to: P): P[] | null => {
-    const snake = middleSnake(from, to);
-    if (!snake) return null;
-    const head = path(from, snake[0]);
-    const tail = path(snake[1], to);
-    return [...(head ?? [snake[0]]), ...(tail ?? [snake[1]])];
+  // FindEditPath: returns false for an empty area (the caller then adds the snake end itself)
+  const findPath = (fx: number, fy: number, tx: number, ty: number): boolean => {
+    if (!middleSnake(fx, fy, tx, ty)) return false;
+    const a0 = sx0, b0 = sy0, a1 = sx1, b1 = sy1;
+    if (!findPath(fx, fy, a0, b0)) path.push(a0, b0);
+    if (!findPath(a1, b1, tx, ty)) path.push(a1, b1);
+    return true;
   };
 
-  const points = path({ x: 0, y: 0 }, { x: input.len1, y: input.len2 });
-  if (!points) return;
-  let open: P | null = null;
-  const noMod = (p: P) => { if (open) { sink(open.x, open.y, p.x - open.x, p.y - open.y); open = null; } };
-  const insDel = (p: P) => { if (!open) open = { ...p }; };
-  const walk = (p1: P, p2: P): P => {
-    while (p1.x < p2.x && p1.y < p2.y && input.eq(p1.x, p1.y)) { noMod(p1); p1 = { x: p1.x + 1, y: p1.y + 1 }; }
-    return p1;
-  };
-  for (let i = 1; i < points.length; i++) {
-    let p1 = points[i - 1];
-    const p2 = points[i];
-    p1 = walk(p1, p2);
-    const cmp = (p2.x - p1.x) - (p2.y - p1.y);
-    if (cmp === -1) { insDel(p1); p1 = { x: p1.x, y: p1.y + 1 }; } else if (cmp === 1) { insDel(p1); p1 = { x: p1.x + 1, y: p1.y }; }
-    walk(p1, p2);
+  if (!findPath(0, 0, A.length, B.length)) return;
+  let openX = -1, openY = -1;
+  const noMod = (x: number, y: number) => { if (openX >= 0) { sink(openX, openY, x - openX, y - openY); openX = -1; } };
+  const insDel = (x: number, y: number) => { if (openX < 0) { openX = x; openY = y; } };
+  for (let i = 2; i < path.length; i += 2) {
+    let x = path[i - 2], y = path[i - 1];
+    const x2 = path[i], y2 = path[i + 1];
+    while (x < x2 && y < y2 && A[x] === B[y]) { noMod(x, y); x++; y++; }
+    const cmp = (x2 - x) - (y2 - y);
+    if (cmp === -1) { insDel(x, y); y++; } else if (cmp === 1) { insDel(x, y); x++; }
+    while (x < x2 && y < y2 && A[x] === B[y]) { noMod(x, y); x++; y++; }
   }
-  noMod(points[points.length - 1]);
+  noMod(path[path.length - 2], path[path.length - 1]);
 }
 
 /** Line starts as V8's String::CalculateLineEnds sees them (\n, \r, \r\n, U+2028, U+2029). */
@@ -97,34 +95,63 @@ function lineStarts(s: string): number[] {
 
 const CHUNK_LEN_LIMIT = 800;
 
-/** The changed ranges V8 computes between two sources. */
-export function compareStrings(s1: string, s2: string): Change[] {
+/**
+ * The changed ranges V8 computes between two sources. With `sameLines`, the
+ * line-level diff is taken to be the runs of differing lines (what V8 finds
+ * when text is only inserted within lines); callers confirm with the full diff.
+ */
+export function compareStrings(s1: string, s2: string, sameLines = false): Change[] {
   const l1 = lineStarts(s1);
   const l2 = lineStarts(s2);
   const n1 = l1.length - 1;
   const n2 = l2.length - 1;
-  const lineEq = (i: number, j: number) => {
-    const a0 = l1[i], a1 = l1[i + 1], b0 = l2[j], b1 = l2[j + 1];
-    if (a1 - a0 !== b1 - b0) return false;
-    for (let k = 0; k < a1 - a0; k++) if (s1.charCodeAt(a0 + k) !== s2.charCodeAt(b0 + k)) return false;
-    return true;
+  // lines interned to integer ids: equal ids <=> equal text (terminator included)
+  const ids = new Map<string, number>();
+  const intern = (str: string, starts: number[], n: number) => {
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const line = str.slice(starts[i], starts[i + 1]);
+      let id = ids.get(line);
+      if (id === undefined) { id = ids.size; ids.set(line, id); }
+      out[i] = id;
+    }
+    return out;
+  };
+  const id1 = intern(s1, l1, n1);
+  const id2 = intern(s2, l2, n2);
+  const lineEq = (i: number, j: number) => id1[i] === id2[j];
+  const codes = (str: string, from: number, len: number) => {
+    const out = new Uint16Array(len);
+    for (let i = 0; i < len; i++) out[i] = str.charCodeAt(from + i);
+    return out;
   };
   let prefix = 0;
   while (prefix < Math.min(n1, n2) && lineEq(prefix, prefix)) prefix++;
   let suffix = 0;
   while (suffix < Math.min(n1 - prefix, n2 - prefix) && lineEq(n1 - suffix - 1, n2 - suffix - 1)) suffix++;
   const out: Change[] = [];
-  myers({ len1: n1 - prefix - suffix, len2: n2 - prefix - suffix, eq: (i, j) => lineEq(i + prefix, j + prefix) }, (lp1, lp2, ll1, ll2) => {
-    lp1 += prefix; lp2 += prefix;
+  const lineChunk = (lp1: number, lp2: number, ll1: number, ll2: number) => {
     const c1 = l1[lp1], c2 = l2[lp2];
     const cl1 = l1[lp1 + ll1] - c1;
     const cl2 = l2[lp2 + ll2] - c2;
     if (cl1 < CHUNK_LEN_LIMIT && cl2 < CHUNK_LEN_LIMIT) {
-      myers({ len1: cl1, len2: cl2, eq: (i, j) => s1.charCodeAt(c1 + i) === s2.charCodeAt(c2 + j) }, (p1, p2, n1_, n2_) => {
+      myers({ a: codes(s1, c1, cl1), b: codes(s2, c2, cl2) }, (p1, p2, n1_, n2_) => {
         out.push({ start: c1 + p1, end: c1 + p1 + n1_, newStart: c2 + p2, newEnd: c2 + p2 + n2_ });
       });
     } else out.push({ start: c1, end: c1 + cl1, newStart: c2, newEnd: c2 + cl2 });
-  });
+  };
+  if (sameLines && n1 === n2) {
+    for (let i = 0; i < n1;) {
+      if (lineEq(i, i)) { i++; continue; }
+      let j = i;
+      while (j < n1 && !lineEq(j, j)) j++;
+      lineChunk(i, i, j - i, j - i);
+      i = j;
+    }
+    return out;
+  }
+  myers({ a: id1.subarray(prefix, n1 - suffix), b: id2.subarray(prefix, n2 - suffix) },
+    (lp1, lp2, ll1, ll2) => lineChunk(lp1 + prefix, lp2 + prefix, ll1, ll2));
   return out;
 }
 

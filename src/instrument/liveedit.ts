@@ -3,7 +3,7 @@
 // refused when its predicted pause is over the limit, retried while a function
 // it changes is active, and verified after.
 import { analyzeScript, AnalyzedFunction, ScriptAnalysis } from '../analysis/functions';
-import { applyInsertions, Insertion, planInsertions } from './transform';
+import { applyInsertions, bodyEnd, Insertion, planInsertions } from './transform';
 import { compareStrings, damagedLiterals, Literal, v8LiteralStart } from './liveedit-diff';
 
 export interface LiveEditPlan {
@@ -34,62 +34,58 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
   let ins = plan.ins;
   const unslotted = [...plan.unslotted];
   const oldLits = literals(source, fns);
+  const throwOf = (fn: number) => fns[fn].points.findIndex((q) => q.exit === 'throw');
+  const endOf = (fn: number) => fns[fn].points.findIndex((q) => q.exit === 'end');
+  // per damaged function, the next remedy to try: 1..PAD_VARIANTS.length pad the
+  // slots before its closing brace (V8's diff may align an inserted '}' with the
+  // function's own), then drop its try/catch wrapper, then drop all its slots
+  const stage = new Map<number, number>();
+  const TRY_STAGE = PAD_VARIANTS.length + 1;
   let dropped = 0;
-  const pads = new Map<number, number>();
-  let droppedTry = false;
-  // Drop the insertions of every function predicted damaged (and those sitting
-  // on its boundary lines) until V8 would map every function.
   for (let round = 0; round < 60; round++) {
     const code = applyInsertions(source, ins);
-    const newLits = literalsAfter(oldLits, ins);
-    const damaged = damagedLiterals(oldLits, newLits, compareStrings(source, code));
+    const diffs = compareStrings(source, code);
+    const damaged = damagedLiterals(oldLits, literalsAfter(oldLits, ins), diffs);
     if (damaged.size === 0) {
-      return { code, analysis, unslotted, predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped };
+      return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped };
     }
-    // V8's diff may align an inserted '}' with the function's own closing brace;
-    // a little padding changes the alignment: try that first
-    const throwOf = (fn: number) => fns[fn].points.findIndex((q) => q.exit === 'throw');
-    const endOf = (fn: number) => fns[fn].points.findIndex((q) => q.exit === 'end');
-    const padded = [...damaged].filter((id) => (pads.get(id) ?? 0) < PAD_VARIANTS.length);
-    if (padded.length) {
-      for (const id of padded) pads.set(id, (pads.get(id) ?? 0) + 1);
-      ins = ins.map((x) => {
-        const k = pads.get(x.fn);
-        if (!k || !padded.includes(x.fn) || (x.point !== throwOf(x.fn) && x.point !== endOf(x.fn)) || x.pos !== fns[x.fn].node.end - 1) return x;
-        const base = x.text.replace(PAD_RE, '');
-        return { ...x, text: base + PAD_VARIANTS[k - 1] };
-      });
-      continue;
-    }
-    // then without the try/catch wrappers of the damaged functions
-    if (!droppedTry) {
-      droppedTry = true;
-      const before = ins.length;
-      ins = ins.filter((x) => !(damaged.has(x.fn) && x.point === throwOf(x.fn)));
-      if (ins.length !== before) {
-        for (const id of damaged) unslotted.push({ fn: id, point: throwOf(id), reason: 'LiveEdit would not map the try/catch wrapper' });
-        continue;
+    const drop = new Set<number>();
+    const noTry = new Set<number>();
+    const pad = new Map<number, number>();
+    for (const id of damaged) {
+      let st = (stage.get(id) ?? 0) + 1;
+      if (st === TRY_STAGE && !ins.some((x) => x.fn === id && x.point === throwOf(id))) st++;
+      stage.set(id, st);
+      if (st < TRY_STAGE) pad.set(id, st);
+      else if (st === TRY_STAGE) noTry.add(id);
+      else {
+        drop.add(id);
+        // the changed range over a boundary may come from other functions' slots
+        // (an inserted closer at its end, a run of changed lines over 800 chars)
+        const lit = oldLits[id];
+        for (const d of diffs) {
+          const covers = (p: number) => (d.start < p && p < d.end) || (d.start === d.end ? d.start === p : d.start <= p && p <= d.end);
+          if (!covers(lit.start) && !covers(lit.end)) continue;
+          for (const x of ins) if (x.pos >= d.start - 2 && x.pos <= d.end + 2) drop.add(x.fn);
+        }
       }
     }
-    const bad = new Set<number>();
-    for (const id of damaged) {
-      const lit = oldLits[id];
-      bad.add(id);
-      // insertions near either boundary may belong to an enclosing function
-      for (const x of ins) if (x.pos >= lit.start - 1 && x.pos <= lit.start + 1 || x.pos >= lit.end - 1 && x.pos <= lit.end + 1) bad.add(x.fn);
-      // a long changed run covering the boundary: drop every insertion on those lines
-      const lineStart = source.lastIndexOf('\n', lit.start) + 1;
-      const lineEnd = source.indexOf('\n', lit.end);
-      for (const x of ins) if ((x.pos >= lineStart && x.pos <= lit.start) || (x.pos >= lit.end && x.pos <= (lineEnd < 0 ? source.length : lineEnd))) bad.add(x.fn);
-    }
-    const before = ins.length;
-    ins = ins.filter((x) => {
-      if (!bad.has(x.fn)) return true;
-      unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit would leave this function on its old code' });
-      return false;
+    ins = ins.flatMap((x) => {
+      if (drop.has(x.fn)) {
+        unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit would leave this function on its old code' });
+        return [];
+      }
+      if (noTry.has(x.fn) && x.point === throwOf(x.fn)) {
+        unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit would not map the try/catch wrapper' });
+        return [];
+      }
+      const k = pad.get(x.fn);
+      if (k && (x.point === throwOf(x.fn) || x.point === endOf(x.fn)) && x.pos === bodyEnd(fns[x.fn].node.body)) {
+        return [{ ...x, text: x.text.replace(PAD_RE, '') + PAD_VARIANTS[k - 1] }];
+      }
+      return [x];
     });
-    dropped += bad.size;
-    if (ins.length === before) break;
+    dropped += drop.size;
   }
   // give up on slots for the whole script
   for (const x of ins) unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit cannot be made safe for this script' });

@@ -67,11 +67,9 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
       switch (p.kind) {
         case 'entry': {
           if (blockBody) {
-            let pos = node.body.start + 1;
-            for (const st of node.body.body) {
-              if (st.type === 'ExpressionStatement' && typeof st.directive === 'string') pos = st.end;
-              else break;
-            }
+            // at the first statement, not after '{': the header line stays unchanged,
+            // so V8's line diff never swallows the function's start (see liveedit-diff)
+            const pos = bodyStart(node.body);
             add(f.index, p.index, pos, `if(${G})${G}[${slot}](${args});`, 1, -2);
             if (tryWrap && throwPoint >= 0) add(f.index, throwPoint, pos, 'try{', 1, -1);
           } else if (mode === 'load') {
@@ -95,13 +93,13 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             // expression-bodied arrow: handled with the entry slot at load time
             if (mode !== 'load') unslotted.push({ fn: f.index, point: p.index, reason: 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place' });
           } else if (p.exit === 'end') {
-            add(f.index, p.index, node.body.end - 1, `;if(${G})${G}[${slot}]();`, 1, 0);
+            add(f.index, p.index, bodyEnd(node.body), `;if(${G})${G}[${slot}]();`, 1, 1);
           } else if (p.exit === 'throw') {
             if (!blockBody) {
               if (mode !== 'load' || !tryWrap) unslotted.push({ fn: f.index, point: p.index, reason: 'no try wrapper possible here' });
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
-              add(f.index, p.index, node.body.end - 1, `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, 1, 1);
+              add(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, 1, 2);
             }
             else unslotted.push({ fn: f.index, point: p.index, reason: f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)' });
           }
@@ -131,6 +129,21 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     }
   }
   return { ins, unslotted };
+}
+
+/** Where a block body's own code starts: its first statement after the directives. */
+function bodyStart(body: any): number {
+  const stmts = body.body;
+  let i = 0;
+  while (i < stmts.length && stmts[i].type === 'ExpressionStatement' && typeof stmts[i].directive === 'string') i++;
+  if (i < stmts.length) return stmts[i].start;
+  return i > 0 ? stmts[i - 1].end : body.start + 1;
+}
+
+/** Right after the last statement (the closing-brace line stays unchanged). */
+export function bodyEnd(body: any): number {
+  const stmts = body.body;
+  return stmts.length ? stmts[stmts.length - 1].end : body.end - 1;
 }
 
 function arrowBodyStart(source: string, node: any): number {

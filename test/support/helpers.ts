@@ -38,7 +38,8 @@ export class Target {
 
   private check(): void {
     this.waiters = this.waiters.filter((w) => {
-      const m = this.out.slice(w.from).match(w.re);
+      // look only at the tail that can hold a new match (outputs can be megabytes)
+      const m = this.out.slice(Math.max(w.from, this.out.length - (1 << 16))).match(w.re);
       if (m) w.resolve(m);
       return !m;
     });

@@ -1,0 +1,50 @@
+// Async functions (CPU time excludes suspension) and functions active during a LiveEdit.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { FIXTURES, Target } from './support/helpers';
+
+const value = (s: Session, name: string) => s.metrics().find((m) => m.name === name)?.total;
+
+test('a process timer around an async function does not count time suspended at await', async () => {
+  const t = new Target(path.join(FIXTURES, 'async-work.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  for (const p of [
+    '/Code/async-work.js/job.entry: startProcessTimer(cpu)',
+    '/Code/async-work.js/job.await: stopTimer(cpu)',
+    '/Code/async-work.js/job.resume: startProcessTimer(cpu)',
+    '/Code/async-work.js/job.exit: stopTimer(cpu)',
+    '/Code/async-work.js/job.entry: startWallTimer(wall)',
+    '/Code/async-work.js/job.exit: stopTimer(wall)',
+    '/Code/async-work.js/job.resume: if ($return == undefined) resumed++',
+  ]) await s.probe(p);
+  await t.request('100 400', /job ok/);
+  await s.sample();
+  const cpu = value(s, 'cpu')!;
+  const wall = value(s, 'wall')!;
+  assert.ok(cpu >= 0.2 && cpu < 0.26, `cpu ${cpu} s for 2 x 100 ms of CPU burnt around a 400 ms await`);
+  assert.ok(wall > 0.6, `wall ${wall} s`);
+  assert.equal(value(s, 'resumed'), 1);
+  await s.detach();
+});
+
+test('a script whose function is active is edited once it returns, and counts exactly', async () => {
+  const t = new Target(path.join(FIXTURES, 'busy.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  const spun = t.waitFor(/spun/);
+  t.send('spin 1200');
+  await t.waitFor(/spinning/);
+  const t0 = Date.now();
+  await s.probe('/Code/busy.js/inner.entry: c++'); // spin() is on the stack: LiveEdit blocked, retried
+  assert.ok(Date.now() - t0 > 500, 'the edit waited for spin() to return');
+  await spun;
+  await t.request('count 1234', /counted/);
+  await s.sample();
+  assert.equal(value(s, 'c'), 1234);
+  await s.detach();
+});
