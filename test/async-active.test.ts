@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { FIXTURES, Target } from './support/helpers';
 
-const value = (s: Session, name: string) => s.metrics().find((m) => m.name === name)?.total;
+const value = (s: Session, name: string) => s.value(name);
 
 test('a process timer around an async function does not count time suspended at await', async () => {
   const t = new Target(path.join(FIXTURES, 'async-work.js'));

@@ -6,19 +6,25 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { Session } from '../src/api';
+import { withPortLock } from '../src/inspector/process-control';
 import { FIXTURES, Target } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
-const value = (s: Session, name: string) => s.metrics().find((m) => m.name === name)?.total;
+const value = (s: Session, name: string) => s.value(name);
 
+/** Is the default inspector port open? Asked under paranode's own lock, so no other attach is half-way. */
 function portOpen(): Promise<boolean> {
-  return new Promise((resolve) => {
+  return withPortLock(() => new Promise((resolve) => {
     http.get('http://127.0.0.1:9229/json/list', (r) => { r.resume(); resolve(true); }).on('error', () => resolve(false));
-  });
+  }));
 }
 
 /** Read a script's source from the target the plain way (test oracle, not paranode). */
-async function scriptSourceOf(pid: number, file: string): Promise<string> {
+function scriptSourceOf(pid: number, file: string): Promise<string> {
+  return withPortLock(() => readScriptSource(pid, file));
+}
+
+async function readScriptSource(pid: number, file: string): Promise<string> {
   (process as any)._debugProcess(pid);
   let list: any;
   for (let i = 0; i < 200 && !list; i++) {
@@ -40,8 +46,9 @@ async function scriptSourceOf(pid: number, file: string): Promise<string> {
   const send = (method: string, params = {}) => new Promise<any>((r) => { pending.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
   await send('Debugger.enable');
   const { scriptSource } = await send('Debugger.getScriptSource', { scriptId });
+  const closed = new Promise((r) => ws.once('close', r));
   await send('Runtime.evaluate', { expression: `setTimeout(() => process.getBuiltinModule('inspector').close(), 0)` });
-  ws.close();
+  await closed;
   return scriptSource;
 }
 

@@ -17,7 +17,7 @@ async function launched(probes: string[]) {
   return { s, send: (l: string) => s.child!.stdin!.write(l + '\n'), until, output: () => out };
 }
 
-const value = (s: Session, name: string) => s.metrics().find((m) => m.name === name)?.total;
+const value = (s: Session, name: string) => s.value(name);
 
 test('entry counter, call-site counters and a predicate count exactly', async () => {
   const { s, send, until } = await launched([

@@ -4,7 +4,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
-import type { AgentConfig } from './config';
+import { AGENT_ENV, AgentConfig } from './config';
 import { installCjsHook } from './hooks';
 import { install, Runtime } from './runtime';
 
@@ -30,6 +30,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     const connected = new Int32Array(new SharedArrayBuffer(4));
     const relay = new Worker(path.join(__dirname, 'relay.js'), {
       workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected },
+      // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one
+      env: { ...process.env, [AGENT_ENV]: '' },
       stdout: false,
       stderr: false,
     });

@@ -48,6 +48,8 @@ sock.on('data', (chunk) => {
 function handle(msg: any): void {
   if (msg.agent) {
     if (msg.agent === 'restore-plan') {
+      // only the main thread's scripts: this session cannot reach workers' isolates
+      if (msg.thread) { if (msg.id !== undefined) send({ id: msg.id, result: {} }); return; }
       for (const s of msg.scripts as { scriptId: string; source: string | null }[]) {
         if (s.source === null) restorePlan.delete(s.scriptId); else restorePlan.set(s.scriptId, s.source);
       }

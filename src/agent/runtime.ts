@@ -132,6 +132,8 @@ export class Runtime {
   }
 
   addProbe(spec: ProbeSpec): number {
+    // standing probes already reach every script registered since: placing twice would count twice
+    if (this.probes.has(spec.id)) return this.placed.get(spec.id) ?? 0;
     this.probes.set(spec.id, spec);
     this.placed.set(spec.id, 0);
     for (const name of spec.snippet.counters) this.counter(name);

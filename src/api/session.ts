@@ -1,21 +1,20 @@
 // A paranode session with one target process: attach or launch, list code
-// resources, place and remove probes, sample into time histograms, detach.
+// resources, place and remove probes in every thread, sample into time
+// histograms per thread and per process, detach.
 import { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import * as os from 'os';
-import * as path from 'path';
-import { analyzeScript, FunctionInfo } from '../analysis/functions';
+import type { FunctionInfo } from '../analysis/functions';
+import type { AgentConfig } from '../agent/config';
 import type { ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
+import { WorkerTransport } from '../inspector/worker-transport';
 import { TimeHistogram } from '../data/histogram';
-import { planLiveEdit, predictPauseMs } from '../instrument/liveedit';
 import { codeGlobToRegex, parseProbe, pointClass, ProbeRequest } from '../instrument/probe';
 import { compileSnippet } from '../instrument/snippet';
-
-const R = `globalThis[Symbol.for('paranode.runtime')]`;
-const AGENT_ROOT = path.resolve(__dirname, '..');
+import { ParanodeError, R, Sample, TargetThread } from './thread';
 
 export interface SessionOptions {
   /** the longest pause (ms) a LiveEdit may cause the target; longer ones are refused */
@@ -35,31 +34,32 @@ export interface Resource {
   line: number;
   column: number;
   prepared: 'load' | 'liveedit' | 'no';
+  /** 'main' or a worker's thread id */
+  thread: string;
   points: FunctionInfo['points'];
 }
 
 export interface MetricValue {
   name: string;
+  /** /Process/<host>:<pid> for the whole process, /Thread/<pid>/<main|id> per thread */
   focus: string;
   units: 'count' | 'seconds';
   total: number;
   histogram: { bucketSeconds: number; buckets: number[] };
 }
 
-export class ParanodeError extends Error {}
-
-interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][] }
+interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number }
 
 export class Session extends EventEmitter {
   readonly notes: string[] = [];
-  private readonly loaded = new Map<string, LoadedScript>();
-  private readonly edited = new Map<string, { original: string; no: number }>();
+  private readonly threads = new Map<number, TargetThread>();
+  private readonly specs: ProbeSpec[] = [];
+  /** probe id -> its resource glob */
+  private readonly probeResources = new Map<number, string>();
   private readonly timerKinds = new Map<string, 'wall' | 'cpu'>();
-  private readonly histograms = new Map<string, TimeHistogram>();
-  private readonly last = new Map<string, number>();
-  private readonly units = new Map<string, 'count' | 'seconds'>();
-  private lastT = 0;
+  /** by focus + name; the process series sum the threads' increments */
+  private readonly series = new Map<string, Series>();
+  private readonly lastT = new Map<number, number>();
   /** target time (s) of the first sample: histogram time zero */
   private baseT: number | null = null;
   private readonly startMs = Date.now();
@@ -71,18 +71,27 @@ export class Session extends EventEmitter {
   exitCode: number | null = null;
   private readonly exitPromise: Promise<void>;
   private resolveExit!: () => void;
+  private readonly main: TargetThread;
+  /** workers being given the agent: waited for before probes are placed */
+  private readonly workerSetups = new Set<Promise<void>>();
 
   private constructor(readonly pid: number, readonly cwd: string, private readonly cdp: Cdp, private readonly server: AgentServer,
-    readonly child: ChildProcess | null, private readonly opts: SessionOptions, private readonly openedPort: boolean) {
+    readonly child: ChildProcess | null, private readonly opts: SessionOptions, private readonly openedPort: boolean,
+    private readonly relayThreadId: number) {
     super();
     this.exitPromise = new Promise((r) => (this.resolveExit = r));
-    cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
+    this.main = new TargetThread(0, cdp, cwd, opts.maxPauseMs ?? 2000, this.notes);
+    this.threads.set(0, this.main);
+    cdp.on('NodeWorker.attachedToWorker', (p: any) => {
+      const setup = this.onWorker(p).finally(() => this.workerSetups.delete(setup));
+      this.workerSetups.add(setup);
+    });
     cdp.on('close', () => this.onGone());
     child?.once('exit', (code) => { this.exitCode = code; });
     if (cdp.closed) setImmediate(() => this.onGone());
   }
 
-  /** Launch `command` (e.g. ['node', 'app.js']) under the tool; probes apply from its first line. */
+  /** Launch `command` (e.g. ['node', 'app.js']) under the tool; probes apply from its first line, in every thread. */
   static async launch(command: string[], probes: string[] = [], opts: SessionOptions = {}): Promise<Session> {
     const server = await AgentServer.open();
     const kinds = new Map<string, 'wall' | 'cpu'>();
@@ -95,8 +104,10 @@ export class Session extends EventEmitter {
     }
     try {
       const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs }, opts.stdio ?? 'inherit', opts.cwd);
-      const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false);
+      const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
+      s.specs.push(...specs);
+      probes.forEach((p, i) => s.probeResources.set(i + 1, parseProbe(p).resource));
       s.nextProbe = specs.length + 1;
       await s.init();
       return s;
@@ -111,7 +122,7 @@ export class Session extends EventEmitter {
     const server = await AgentServer.open();
     try {
       const { agent, openedPort } = await attachTarget(server, pid, { prepareOnLoad: true });
-      const s = new Session(pid, agent.hello.cwd, agent.cdp, server, null, opts, openedPort);
+      const s = new Session(pid, agent.hello.cwd, agent.cdp, server, null, opts, openedPort, agent.hello.relayThreadId);
       await s.init();
       return s;
     } catch (e) {
@@ -122,145 +133,178 @@ export class Session extends EventEmitter {
 
   private async init(): Promise<void> {
     try {
-      await this.cdp.send('Debugger.enable', {});
-      await this.cdp.send('Runtime.enable');
+      await this.main.enable();
+      // workers: existing ones are announced at once; new ones wait for us before their first line
+      await this.cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: true });
+      await this.settled();
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;
     }
   }
 
-  private onScript(p: any): void {
-    const url: string = p.url ?? '';
-    if (!url || url.startsWith('node:')) return;
-    let filename = url;
-    if (url.startsWith('file://')) { try { filename = new URL(url).pathname; filename = decodeURIComponent(filename); } catch { return; } }
-    if (!filename.startsWith('/')) return;
-    if (filename.startsWith(AGENT_ROOT + path.sep) || filename.includes(`${path.sep}node_modules${path.sep}acorn${path.sep}`)) return;
-    const rel = path.relative(this.cwd, filename) || filename;
-    this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: rel });
+  private agentConfig(): AgentConfig {
+    return { socketPath: '', token: '', finalPath: this.server.finalDir, prepareOnLoad: true, probes: this.specs, cwd: this.cwd };
   }
 
-  private async runtimeScripts(): Promise<{ no: number; module: string; filename: string; how: 'load' | 'liveedit'; functions: FunctionInfo[] }[]> {
-    return this.cdp.evaluate(`${R}.listScripts()`);
-  }
-
-  /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
-  private async unprepared(glob: string, preparedFiles: Set<string>): Promise<{ script: LoadedScript; source: string; functions: FunctionInfo[] }[]> {
-    const out: { script: LoadedScript; source: string; functions: FunctionInfo[] }[] = [];
-    for (const script of this.loaded.values()) {
-      if (preparedFiles.has(script.filename) || this.edited.has(script.scriptId)) continue;
-      if (!moduleMayMatch(glob, script.module)) continue;
-      const { scriptSource } = await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId });
-      try {
-        out.push({ script, source: scriptSource, functions: analyzeScript(scriptSource).analysis.functions });
-      } catch {
-        this.notes.push(`${script.module}: not parsed, so not instrumentable`);
-      }
+  /** A worker thread: give it the agent (unless the preload did), then let it run. */
+  private async onWorker(p: { sessionId: string; waitingForDebugger: boolean }): Promise<void> {
+    const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId));
+    // NodeWorker's workerId is its own numbering: ask the thread for its threadId
+    let id: number;
+    try {
+      id = await wcdp.evaluate<number>(`process.getBuiltinModule('worker_threads').threadId`);
+    } catch {
+      return;
     }
-    return out;
+    if (id === this.relayThreadId) {
+      wcdp.close();
+      return;
+    }
+    const t = new TargetThread(id, wcdp, this.cwd, this.opts.maxPauseMs ?? 2000, this.notes);
+    try {
+      await t.enable();
+      if (p.waitingForDebugger) {
+        await this.startAgentAtFirstScript(wcdp);
+        // its main script was compiled before the load hook existed: LiveEdit it
+        // once its top-level code has returned (retried while it is active)
+        for (const spec of this.specs) await t.addProbe(spec, this.probeResources.get(spec.id) ?? '/Code/**');
+      } else await this.startAgent(wcdp);
+      this.threads.set(id, t);
+      wcdp.on('close', () => {
+        this.threads.delete(id);
+        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
+      });
+      this.emit('thread', id);
+    } catch (e) {
+      if (!(e instanceof TargetGoneError)) this.notes.push(`worker ${id}: not instrumented: ${(e as Error).message}`);
+      if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+      await wcdp.send('Debugger.resume', {}).catch(() => undefined);
+    }
   }
 
-  /** Code resources (functions) matching a glob such as /Code/lib/*.js/*. */
+  private startAgent(wcdp: Cdp): Promise<unknown> {
+    const bootstrap = require.resolve('../agent/bootstrap');
+    return wcdp.evaluate(`${R} ? 0 : process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`);
+  }
+
+  /**
+   * A new worker waits for us before Node has set it up (no module loader yet).
+   * Once let go, Node breaks at the start of its main script: start the agent
+   * there and let it run.
+   */
+  private async startAgentAtFirstScript(wcdp: Cdp): Promise<void> {
+    const started = new Promise<void>((resolve, reject) => {
+      wcdp.once('Debugger.paused', async () => {
+        try {
+          await this.startAgent(wcdp);
+          resolve();
+        } catch (e) {
+          reject(e);
+        } finally {
+          await wcdp.send('Debugger.resume', {}).catch(() => undefined);
+        }
+      });
+      wcdp.once('close', () => reject(new TargetGoneError('worker exited')));
+    });
+    await wcdp.send('Runtime.runIfWaitingForDebugger');
+    await started;
+  }
+
+  private async settled(): Promise<void> {
+    while (this.workerSetups.size) await Promise.all([...this.workerSetups]);
+  }
+
+  /** The threads currently known: 'main' and worker thread ids. */
+  get threadIds(): string[] {
+    return [...this.threads.values()].map((t) => t.label);
+  }
+
+  /** Code resources (functions) matching a glob such as /Code/lib/*.js/*, in every thread. */
   async resources(glob = '/Code/**'): Promise<Resource[]> {
     const re = new RegExp(codeGlobToRegex(glob));
     const out: Resource[] = [];
-    const prepared = await this.runtimeScripts();
-    const preparedFiles = new Set(prepared.map((s) => s.filename));
-    for (const s of prepared) {
-      for (const f of s.functions) {
-        if (re.test(`${s.module}/${f.name}`)) out.push({ path: `/Code/${s.module}/${f.name}`, module: s.module, function: f.name, line: f.line, column: f.column, prepared: s.how, points: f.points });
-      }
-    }
-    for (const { script, functions } of await this.unprepared(glob, preparedFiles)) {
-      for (const f of functions) {
-        if (re.test(`${script.module}/${f.name}`)) out.push({ path: `/Code/${script.module}/${f.name}`, module: script.module, function: f.name, line: f.line, column: f.column, prepared: 'no', points: f.points });
-      }
+    for (const t of this.threads.values()) {
+      const prepared = await t.runtimeScripts();
+      const add = (module: string, f: FunctionInfo, how: Resource['prepared']) => {
+        if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
+      };
+      for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);
+      for (const { script, functions } of await t.unprepared(glob, new Set(prepared.map((s) => s.filename)))) for (const f of functions) add(script.module, f, 'no');
     }
     return out;
   }
 
   /**
-   * Place a probe ('<resource>.<point>: <snippet>'). Scripts that were loaded
-   * before the agent and contain a matching function are prepared by LiveEdit
-   * first; modules loaded later are matched as they load.
+   * Place a probe ('<resource>.<point>: <snippet>') in every thread. Scripts
+   * loaded before the agent that contain a matching function are prepared by
+   * LiveEdit first; modules loaded later, and threads started later, match as they come.
    */
   async probe(text: string): Promise<{ id: number; placed: number }> {
     const req = parseProbe(text);
     const spec = toSpec(req, this.nextProbe++, this.timerKinds);
-    const re = new RegExp(spec.match);
-    const prepared = await this.runtimeScripts();
-    let matchedFns = prepared.some((s) => s.functions.some((f) => re.test(`${s.module}/${f.name}`)));
-    for (const { script, source, functions } of await this.unprepared(req.resource, new Set(prepared.map((s) => s.filename)))) {
-      if (!functions.some((f) => re.test(`${script.module}/${f.name}`))) continue;
-      matchedFns = true;
-      await this.prepareLoaded(script, source);
+    await this.settled();
+    this.specs.push(spec);
+    this.probeResources.set(spec.id, req.resource);
+    let placed = 0;
+    let matched = false;
+    for (const t of this.threads.values()) {
+      const n = await t.addProbe(spec, req.resource);
+      if (n >= 0) { matched = true; placed += n; }
     }
-    if (!matchedFns) throw new ParanodeError(`unknown resource: no function matches ${req.resource} in process ${this.pid}`);
-    const placed = await this.cdp.evaluate<number>(`${R}.addProbe(${JSON.stringify(spec)})`);
+    if (!matched) {
+      this.specs.pop();
+      for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.removeProbe(${spec.id})`).catch(() => undefined);
+      throw new ParanodeError(`unknown resource: no function matches ${req.resource} in process ${this.pid}`);
+    }
     if (placed === 0) this.notes.push(`probe "${text}" matched functions but none of their points of kind ${req.point}`);
     return { id: spec.id, placed };
   }
 
   async removeProbe(id: number): Promise<void> {
-    await this.cdp.evaluate(`${R}.removeProbe(${id})`);
+    const i = this.specs.findIndex((s) => s.id === id);
+    if (i >= 0) this.specs.splice(i, 1);
+    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.removeProbe(${id})`);
   }
 
-  /** Prepare an already-loaded script by one LiveEdit. */
-  private async prepareLoaded(sc: LoadedScript, source: string): Promise<void> {
-    const heap = await this.cdp.send('Runtime.getHeapUsage');
-    // refuse before planning: the prediction itself is costly on a huge script
-    const predicted = predictPauseMs(heap.usedSize, source.length);
-    const maxPause = this.opts.maxPauseMs ?? 2000;
-    if (predicted > maxPause) {
-      throw new ParanodeError(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(predicted)} ms ` +
-        `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${maxPause} ms (--max-pause)`);
-    }
-    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    const plan = planLiveEdit(source, no, heap.usedSize);
-    await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const r = await this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code, allowTopFrameEditing: false } as any);
-      const status = (r as any).status as string | undefined;
-      if (!status || status === 'Ok') break;
-      if ((status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator') && Date.now() < deadline) {
-        await new Promise((res) => setTimeout(res, 50));
-        continue;
-      }
-      throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${status}` +
-        (status.startsWith('Blocked') ? ' (a function of this script stayed active for 5 s; try again when it is idle)' : ''));
-    }
-    this.edited.set(sc.scriptId, { original: source, no });
-    await this.cdp.agent('restore-plan', { scripts: [{ scriptId: sc.scriptId, source }] });
-    await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(plan.analysis)}, undefined, ${JSON.stringify(sc.filename)}, 'liveedit')`);
-    const byReason = new Map<string, number>();
-    for (const u of plan.unslotted) byReason.set(u.reason, (byReason.get(u.reason) ?? 0) + 1);
-    for (const [reason, n] of byReason) this.notes.push(`${sc.module}: ${n} point(s) without a slot: ${reason}`);
-  }
-
-  /** Take one sample from the target into the histograms. */
+  /** Take one sample from every thread into the histograms. */
   async sample(): Promise<void> {
-    const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
-    this.record(s);
-  }
-
-  private record(s: Sample): void {
-    const t = s.t / 1000;
-    const from = this.lastT === 0 ? t : this.lastT;
-    for (const [name, value] of s.counters) this.feed(name, 'count', value, from, t);
-    for (const [name, value] of s.timers) this.feed(name, 'seconds', value, from, t);
-    this.lastT = t;
+    const got = await Promise.all([...this.threads.values()].map(async (t) => {
+      try { return [t.id, await t.sample()] as const; } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
+    }));
+    for (const g of got) if (g) this.record(g[0], g[1]);
     this.emit('sample');
   }
 
-  private feed(name: string, units: 'count' | 'seconds', value: number, from: number, to: number): void {
-    let h = this.histograms.get(name);
-    if (!h) { h = new TimeHistogram(this.opts.buckets ?? 64, 0.1); this.histograms.set(name, h); this.units.set(name, units); }
-    const prev = this.last.get(name) ?? 0;
-    const delta = value - prev;
-    this.last.set(name, value);
-    const base = this.baseT ?? (this.baseT = from);
-    if (delta !== 0) h.add(Math.max(0, from - base), Math.max(0, to - base), delta);
+  private record(thread: number, s: Sample): void {
+    const t = s.t / 1000;
+    const from = this.lastT.get(thread) ?? t;
+    this.lastT.set(thread, t);
+    const threadFocus = `/Thread/${this.pid}/${thread === 0 ? 'main' : thread}`;
+    const processFocus = `/Process/${os.hostname()}:${this.pid}`;
+    const feed = (name: string, units: 'count' | 'seconds', value: number) => {
+      const own = this.seriesFor(threadFocus, name, units);
+      const delta = value - own.last;
+      own.last = value;
+      if (delta === 0) return;
+      const base = this.baseT ?? (this.baseT = from);
+      const a = Math.max(0, from - base), b = Math.max(0, t - base);
+      own.h.add(a, b, delta);
+      const proc = this.seriesFor(processFocus, name, units);
+      proc.last += delta;
+      proc.h.add(a, b, delta);
+    };
+    for (const [name, value] of s.counters) feed(name, 'count', value);
+    for (const [name, value] of s.timers) feed(name, 'seconds', value);
+  }
+
+  private seriesFor(focus: string, name: string, units: 'count' | 'seconds'): Series {
+    const key = `${focus}\0${name}`;
+    let sr = this.series.get(key);
+    if (!sr) {
+      sr = { name, focus, units, h: new TimeHistogram(this.opts.buckets ?? 64, 0.1), last: 0 };
+      this.series.set(key, sr);
+    }
+    return sr;
   }
 
   /** Sample every `ms` milliseconds until detach or exit (changeable at any time). */
@@ -275,12 +319,23 @@ export class Session extends EventEmitter {
     this.samplerTimer = null;
   }
 
+  /**
+   * Every metric for the whole process first, then per thread (a thread's
+   * series only where a worker thread has data of its own).
+   */
   metrics(): MetricValue[] {
-    const focus = `/Process/${os.hostname()}:${this.pid}`;
-    return [...this.histograms.entries()].map(([name, h]) => ({
-      name, focus, units: this.units.get(name)!, total: this.last.get(name) ?? 0,
-      histogram: { bucketSeconds: h.bucketSeconds, buckets: h.values() },
-    }));
+    const all = [...this.series.values()];
+    const workers = all.some((s) => s.focus.startsWith('/Thread/') && !s.focus.endsWith('/main'));
+    return all
+      .filter((s) => s.focus.startsWith('/Process/') || workers)
+      .sort((a, b) => Number(a.focus.startsWith('/Thread/')) - Number(b.focus.startsWith('/Thread/')))
+      .map((s) => ({ name: s.name, focus: s.focus, units: s.units, total: s.last, histogram: { bucketSeconds: s.h.bucketSeconds, buckets: s.h.values() } }));
+  }
+
+  /** The value of a metric for the process, or for one thread ('main' or a worker id). */
+  value(name: string, thread?: string): number | undefined {
+    const focus = thread === undefined ? `/Process/${os.hostname()}:${this.pid}` : `/Thread/${this.pid}/${thread}`;
+    return this.series.get(`${focus}\0${name}`)?.last;
   }
 
   /** Resolves when the target has exited (its last sample is recorded by then). */
@@ -292,8 +347,8 @@ export class Session extends EventEmitter {
     this.stopSampling();
     if (!this.detached) {
       this.exited = true;
-      // the runtime wrote its last values while exiting: nothing is lost
-      for (const f of this.server.readFinal(this.pid)) this.record(f.sample);
+      // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
+      for (const f of this.server.readFinal(this.pid)) this.record(f.thread, f.sample);
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
       if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.once('exit', (c) => { this.exitCode = c; finish(); });
       else finish();
@@ -306,17 +361,10 @@ export class Session extends EventEmitter {
     this.stopSampling();
     try {
       await this.sample();
-      await this.cdp.evaluate(`${R}.deactivate()`);
-      for (const [scriptId, e] of this.edited) {
-        const deadline = Date.now() + 5000;
-        for (;;) {
-          const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: e.original });
-          if (!r.status || r.status === 'Ok') break;
-          if (Date.now() > deadline) { this.notes.push(`script ${scriptId} stayed active: its slots are switched off but its text was not restored`); break; }
-          await new Promise((res) => setTimeout(res, 50));
-        }
+      await this.cdp.send('NodeWorker.disable').catch(() => undefined);
+      for (const t of [...this.threads.values()].reverse()) {
+        try { await t.restore(); } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
       }
-      await this.cdp.send('Debugger.disable');
       await this.cdp.agent('goodbye');
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;
@@ -336,12 +384,4 @@ function toSpec(req: ProbeRequest, id: number, kinds: Map<string, 'wall' | 'cpu'
   return { id, match: codeGlobToRegex(req.resource), point: req.point, where: req.where, order: req.order, snippet };
 }
 
-/** Cheap pre-filter: could a glob's module part match this module? */
-function moduleMayMatch(glob: string, module: string): boolean {
-  const g = glob.slice('/Code/'.length);
-  const cut = g.lastIndexOf('/');
-  if (cut < 0 || g.endsWith('**')) return true;
-  try { return new RegExp(codeGlobToRegex('/Code/' + g.slice(0, cut))).test(module); } catch { return true; }
-}
-
-export { CdpError };
+export { CdpError, ParanodeError };

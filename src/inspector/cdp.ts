@@ -4,7 +4,15 @@
 import { EventEmitter } from 'events';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping';
 
-export type Commands = ProtocolMapping.Commands;
+/** Node's own NodeWorker domain (not in devtools-protocol's mapping) */
+interface NodeWorkerCommands {
+  'NodeWorker.enable': { paramsType: [{ waitForDebuggerOnStart: boolean }]; returnType: void };
+  'NodeWorker.disable': { paramsType: []; returnType: void };
+  'NodeWorker.detach': { paramsType: [{ sessionId: string }]; returnType: void };
+  'NodeWorker.sendMessageToWorker': { paramsType: [{ sessionId: string; message: string }]; returnType: void };
+}
+
+export type Commands = ProtocolMapping.Commands & NodeWorkerCommands;
 export type Method = keyof Commands;
 export type Params<M extends Method> = Commands[M]['paramsType'][0];
 export type Result<M extends Method> = Commands[M]['returnType'];

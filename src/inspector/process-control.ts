@@ -79,7 +79,7 @@ function getJson(url: string, timeoutMs = 1000): Promise<any> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Host-wide lock around the shared default inspector port. */
-async function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
+export async function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
   const lock = path.join(os.tmpdir(), `paranode-inspector-${INSPECTOR_PORT}.lock`);
   const deadline = Date.now() + 20000;
   for (;;) {

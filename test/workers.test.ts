@@ -1,0 +1,51 @@
+// Worker threads: each thread is its own resource with its own instrumentation and data.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { FIXTURES, Target } from './support/helpers';
+
+const workers = path.join(FIXTURES, 'workers.js');
+
+test('attached: a worker running at attach time and one started later count separately and exactly', async () => {
+  const t = new Target(workers);
+  after(() => t.kill());
+  const resident = (await t.waitFor(/ready (\d+)/))[1];
+  const s = await Session.attach(t.pid);
+  const r = await s.probe('/Code/workers.js/f.entry: n++');
+  assert.equal(r.placed, 2, 'placed in the main thread and in the resident worker');
+  await t.request('main 100', /main done 100/);
+  await t.request('resident 200', /resident done 200/);
+  const ready = new Promise<number>((r) => s.once('thread', r));
+  const opened = (await t.request('open', /opened (\d+)/))[1];
+  assert.equal(String(await ready), opened);
+  await t.request(`work ${opened} 300`, /done 300/);
+  await t.request('main 1', /main done 1/);
+  await s.sample();
+  assert.equal(s.value('n', 'main'), 101);
+  assert.equal(s.value('n', resident), 200);
+  assert.equal(s.value('n', opened), 300, 'a worker started after attach is instrumented');
+  assert.equal(s.value('n'), 601);
+  assert.ok(s.metrics().some((m) => m.focus === `/Thread/${t.pid}/${resident}`));
+  await s.detach();
+  await t.request('resident 5', /resident done 5/);
+});
+
+test('launched: probes apply in every worker from its first line', async () => {
+  const s = await Session.launch([process.execPath, workers], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  let out = '';
+  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  await until(/ready/);
+  s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
+  await until(/spawned \d+ done 250/);
+  await until(/resident done 70/);
+  await until(/main done 30/);
+  // terminate() runs no exit handler in the worker: what it did is known from samples taken before
+  await s.sample();
+  s.child!.stdin!.write('quit\n');
+  await s.waitForExit();
+  assert.equal(s.value('n'), 350);
+  assert.equal(s.value('n', 'main'), 30);
+});
