@@ -30,7 +30,7 @@ export function installCjsHook(rt: Runtime): void {
 
 function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string): string {
   const no = rt.allocScript();
-  const prepared = prepareForLoad(content, no, 'script');
+  const prepared = prepareForLoad(content, no, 'script', { filename, cwd: rt.cwd });
   rt.defineGlobals(no, prepared.analysis.functions.length);
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load');
   return prepared.code;

@@ -159,7 +159,7 @@ export class Runtime {
   private place(spec: ProbeSpec, rec: ScriptRecord): void {
     const re = new RegExp(spec.match);
     for (const fn of rec.analysis.functions) {
-      if (!re.test(`${rec.module}/${fn.name}`)) continue;
+      if (!re.test(`${fn.module ?? rec.module}/${fn.name}`)) continue;
       for (const p of fn.points) {
         if (!pointMatches(spec.point, p)) continue;
         const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);

@@ -3,6 +3,8 @@
 // (resources, LiveEdit planning) and the in-target load hook (preparation),
 // so both sides agree on function and point numbering.
 import * as acorn from 'acorn';
+import * as path from 'path';
+import { loadSourceMap, originalPosition } from './sourcemap';
 
 export type PointKind = 'entry' | 'exit' | 'call' | 'loop' | 'await' | 'resume';
 
@@ -24,6 +26,8 @@ export interface FunctionInfo {
   index: number;
   /** name as a stack trace would show it, unique within the module */
   name: string;
+  /** the original module when a source map names one (line and column are then original too) */
+  module?: string;
   line: number;
   column: number;
   start: number;
@@ -294,9 +298,6 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
   };
 
   visit(ast, undefined, undefined, -1, sourceType === 'module');
-  // eval and with see every variable: inserting temporaries there is unsafe, and
-  // a direct eval in a nested function makes its parents' scopes visible too.
-  uniquifyNames(out);
   return out;
 }
 
@@ -321,29 +322,53 @@ function isTagged(parent: Node | undefined, n: Node): boolean {
   return !!parent && parent.type === 'TaggedTemplateExpression' && parent.tag === n;
 }
 
+/** Names unique within each module: duplicates get @line (and :column if needed). */
 function uniquifyNames(fns: FunctionInfo[]): void {
+  const key = (f: FunctionInfo, name: string) => `${f.module ?? ''}\0${name}`;
   const counts = new Map<string, number>();
-  for (const f of fns) counts.set(f.name, (counts.get(f.name) ?? 0) + 1);
+  for (const f of fns) counts.set(key(f, f.name), (counts.get(key(f, f.name)) ?? 0) + 1);
   const seen = new Set<string>();
   for (const f of fns) {
-    if ((counts.get(f.name) ?? 0) > 1) {
+    if ((counts.get(key(f, f.name)) ?? 0) > 1) {
       let n = `${f.name}@${f.line}`;
-      if (seen.has(n)) n = `${f.name}@${f.line}:${f.column + 1}`;
+      if (seen.has(key(f, n))) n = `${f.name}@${f.line}:${f.column + 1}`;
       f.name = n;
     }
-    seen.add(f.name);
+    seen.add(key(f, f.name));
   }
 }
 
-export function analyzeScript(source: string, sourceType?: 'script' | 'module'): { analysis: ScriptAnalysis; fns: AnalyzedFunction[] } {
+/** Where a script came from, to name its functions by their original sources. */
+export interface Naming { filename?: string; cwd: string }
+
+export function analyzeScript(source: string, sourceType?: 'script' | 'module', naming?: Naming): { analysis: ScriptAnalysis; fns: AnalyzedFunction[] } {
   const parsed = parseSource(source, sourceType);
   const fns = analyzeAst(parsed.ast, source, parsed.sourceType);
+  if (naming) applySourceMap(source, fns, naming);
+  uniquifyNames(fns);
   return { analysis: { functions: fns.map(publicInfo), sourceType: parsed.sourceType }, fns };
 }
 
+function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming): void {
+  const map = loadSourceMap(source, naming.filename);
+  if (!map) return;
+  for (const f of fns) {
+    const o = originalPosition(map, f.line, f.column);
+    if (!o) continue;
+    f.module = path.relative(naming.cwd, o.source) || o.source;
+    f.line = o.line;
+    f.column = o.column;
+    for (const p of f.points) {
+      const q = originalPosition(map, p.line, p.column);
+      if (q) { p.line = q.line; p.column = q.column; }
+    }
+  }
+}
+
 export function publicInfo(f: AnalyzedFunction): FunctionInfo {
-  const { index, name, line, column, start, end, isAsync, isGenerator, isArrow, params, points, noTryWrap } = f;
+  const { index, name, line, column, start, end, isAsync, isGenerator, isArrow, params, points, noTryWrap, module } = f;
   const info: FunctionInfo = { index, name, line, column, start, end, isAsync, isGenerator, isArrow, params, points };
   if (noTryWrap) info.noTryWrap = noTryWrap;
+  if (module !== undefined) info.module = module;
   return info;
 }

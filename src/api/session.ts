@@ -225,7 +225,8 @@ export class Session extends EventEmitter {
     const out: Resource[] = [];
     for (const t of this.threads.values()) {
       const prepared = await t.runtimeScripts();
-      const add = (module: string, f: FunctionInfo, how: Resource['prepared']) => {
+      const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
+        const module = f.module ?? scriptModule;
         if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
       };
       for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);

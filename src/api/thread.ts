@@ -57,7 +57,7 @@ export class TargetThread {
       if (!moduleMayMatch(glob, script.module)) continue;
       const { scriptSource } = await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId });
       try {
-        out.push({ script, source: scriptSource, functions: analyzeScript(scriptSource).analysis.functions });
+        out.push({ script, source: scriptSource, functions: analyzeScript(scriptSource, undefined, { filename: script.filename, cwd: this.cwd }).analysis.functions });
       } catch {
         this.notes.push(`${script.module}: not parsed, so not instrumentable`);
       }
@@ -69,9 +69,9 @@ export class TargetThread {
   async addProbe(spec: ProbeSpec, resource: string): Promise<number> {
     const re = new RegExp(spec.match);
     const prepared = await this.runtimeScripts();
-    let matched = prepared.some((s) => s.functions.some((f) => re.test(`${s.module}/${f.name}`)));
+    let matched = prepared.some((s) => s.functions.some((f) => re.test(`${f.module ?? s.module}/${f.name}`)));
     for (const { script, source, functions } of await this.unprepared(resource, new Set(prepared.map((s) => s.filename)))) {
-      if (!functions.some((f) => re.test(`${script.module}/${f.name}`))) continue;
+      if (!functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`))) continue;
       matched = true;
       await this.prepareLoaded(script, source);
     }
@@ -89,7 +89,7 @@ export class TargetThread {
         `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${this.maxPauseMs} ms (--max-pause)`);
     }
     const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    const plan = planLiveEdit(source, no, heap.usedSize);
+    const plan = planLiveEdit(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd });
     await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
     const deadline = Date.now() + 5000;
     for (;;) {
@@ -136,5 +136,7 @@ function moduleMayMatch(glob: string, module: string): boolean {
   const g = glob.slice('/Code/'.length);
   const cut = g.lastIndexOf('/');
   if (cut < 0 || g.endsWith('**')) return true;
+  // named by a source map (e.g. a .ts file): the generated script's path says nothing
+  if (!/\.[cm]?js$|\*$/.test(g.slice(0, cut))) return true;
   try { return new RegExp(codeGlobToRegex('/Code/' + g.slice(0, cut))).test(module); } catch { return true; }
 }

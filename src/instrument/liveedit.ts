@@ -2,7 +2,7 @@
 // slots at all its points, predicted safe against V8's diff before it is sent,
 // refused when its predicted pause is over the limit, retried while a function
 // it changes is active, and verified after.
-import { analyzeScript, AnalyzedFunction, ScriptAnalysis } from '../analysis/functions';
+import { analyzeScript, AnalyzedFunction, Naming, ScriptAnalysis } from '../analysis/functions';
 import { applyInsertions, bodyEnd, Insertion, planInsertions } from './transform';
 import { compareStrings, damagedLiterals, Literal, v8LiteralStart } from './liveedit-diff';
 
@@ -28,8 +28,8 @@ export function predictPauseMs(heapBytes: number, scriptChars: number): number {
 const PAD_VARIANTS = ['void 0;', ' ', '0;', ';;'];
 const PAD_RE = /(void 0;| |0;|;;)$/;
 
-export function planLiveEdit(source: string, scriptNo: number, heapBytes: number): LiveEditPlan {
-  const { analysis, fns } = analyzeScript(source);
+export function planLiveEdit(source: string, scriptNo: number, heapBytes: number, naming?: Naming): LiveEditPlan {
+  const { analysis, fns } = analyzeScript(source, undefined, naming);
   const plan = planInsertions(source, fns, scriptNo, 'liveedit');
   let ins = plan.ins;
   const unslotted = [...plan.unslotted];

@@ -14,7 +14,7 @@
 //   await      $pnP(G,r,await $pnP(G,a,X))          suspension and resumption
 // Handler slot numbering: G[2k] is the (pre) handler of point k, G[2k+1] the
 // post-call handler of a call point.
-import { AnalyzedFunction, analyzeScript, ScriptAnalysis } from '../analysis/functions';
+import { AnalyzedFunction, analyzeScript, Naming, ScriptAnalysis } from '../analysis/functions';
 
 export type PrepareMode = 'load' | 'liveedit';
 
@@ -171,8 +171,8 @@ export function applyInsertions(source: string, ins: Insertion[]): string {
 }
 
 /** Prepare a script at load time (any shape allowed). */
-export function prepareForLoad(source: string, scriptNo: number, sourceType?: 'script' | 'module'): PreparedScript {
-  const { analysis, fns } = analyzeScript(source, sourceType);
+export function prepareForLoad(source: string, scriptNo: number, sourceType?: 'script' | 'module', naming?: Naming): PreparedScript {
+  const { analysis, fns } = analyzeScript(source, sourceType, naming);
   const { ins, unslotted } = planInsertions(source, fns, scriptNo, 'load');
   return { code: applyInsertions(source, ins), analysis, unslotted };
 }

@@ -1,0 +1,40 @@
+// Naming by source maps: a script produced by TypeScript (tsc, tsx, ts-node)
+// names its functions by their original file and line.
+import * as fs from 'fs';
+import * as path from 'path';
+import { SourceMapConsumer } from 'source-map-js';
+
+export interface OriginalPosition { source: string; line: number; column: number }
+
+/** The source map of a script, from its sourceMappingURL comment (inline data: URL or a file beside it). */
+export function loadSourceMap(source: string, filename: string | undefined): { consumer: SourceMapConsumer; base: string } | null {
+  const m = /\/\/[#@] sourceMappingURL=(\S+)\s*$/.exec(source.slice(-200000));
+  if (!m) return null;
+  const url = m[1];
+  let json: string;
+  try {
+    if (url.startsWith('data:')) {
+      const comma = url.indexOf(',');
+      const meta = url.slice(5, comma);
+      const data = url.slice(comma + 1);
+      json = meta.endsWith(';base64') ? Buffer.from(data, 'base64').toString('utf8') : decodeURIComponent(data);
+    } else {
+      if (!filename || !path.isAbsolute(filename)) return null;
+      json = fs.readFileSync(path.resolve(path.dirname(filename), url), 'utf8');
+    }
+    const raw = JSON.parse(json);
+    const base = filename && path.isAbsolute(filename) ? path.dirname(filename) : '';
+    return { consumer: new SourceMapConsumer(raw), base: raw.sourceRoot ? path.resolve(base, raw.sourceRoot) : base };
+  } catch {
+    return null;
+  }
+}
+
+/** Original position of a generated (1-based line, 0-based column), or null where unmapped. */
+export function originalPosition(map: { consumer: SourceMapConsumer; base: string }, line: number, column: number): OriginalPosition | null {
+  let p = map.consumer.originalPositionFor({ line, column, bias: SourceMapConsumer.GREATEST_LOWER_BOUND });
+  if (p.source === null) p = map.consumer.originalPositionFor({ line, column, bias: SourceMapConsumer.LEAST_UPPER_BOUND });
+  if (p.source === null || p.line === null) return null;
+  const src = p.source.startsWith('file://') ? new URL(p.source).pathname : p.source;
+  return { source: map.base ? path.resolve(map.base, src) : src, line: p.line, column: p.column ?? 0 };
+}

@@ -1,0 +1,51 @@
+// TypeScript through source maps: resources are named by the original .ts file and line.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import ts from 'typescript';
+import { Session } from '../src/api';
+import { FIXTURES, Target } from './support/helpers';
+
+const dir = path.join(FIXTURES, 'ts');
+const js = path.join(dir, 'greet.js');
+
+before(() => {
+  const src = fs.readFileSync(path.join(dir, 'greet.ts'), 'utf8');
+  const out = ts.transpileModule(src, {
+    fileName: 'greet.ts',
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2019, inlineSourceMap: true, sourceRoot: dir },
+  });
+  fs.writeFileSync(js, out.outputText);
+});
+
+test('launched: a probe on the .ts function counts exactly; the resource has the .ts line', async () => {
+  const s = await Session.launch([process.execPath, js], ['/Code/ts/greet.ts/greet.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  let out = '';
+  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  await until(/ready/);
+  s.child!.stdin!.write('321\n');
+  await until(/greeted 321/);
+  await s.sample();
+  assert.equal(s.value('n'), 321);
+  const [greet] = await s.resources('/Code/ts/greet.ts/greet');
+  assert.equal(greet.path, '/Code/ts/greet.ts/greet');
+  assert.equal(greet.line, 9, 'line of greet in greet.ts, not in the generated greet.js');
+  await s.detach();
+});
+
+test('attached (LiveEdit): the same names and exact counts', async () => {
+  const t = new Target(js);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  await s.probe('/Code/ts/greet.ts/greet.entry: n++');
+  await t.request('123', /greeted 123/);
+  await s.sample();
+  assert.equal(s.value('n'), 123);
+  const names = (await s.resources('/Code/ts/greet.ts/*')).map((r) => `${r.function}:${r.line}`);
+  assert.ok(names.includes('greet:9'), names.join(' '));
+  await s.detach();
+});
