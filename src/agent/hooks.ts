@@ -4,6 +4,23 @@ import type { Runtime } from './runtime';
 
 const MARK = Symbol.for('paranode.cjsHook');
 
+/** ES modules: a load hook in Node's loader thread, switched by a shared flag. */
+export function installEsmHook(rt: Runtime): void {
+  const g = globalThis as any;
+  const KEY = Symbol.for('paranode.esmHook');
+  let active: Int32Array = g[KEY];
+  if (!active) {
+    const mod = require('module');
+    if (typeof mod.register !== 'function') return;
+    active = new Int32Array(new SharedArrayBuffer(4));
+    const own = require('path').resolve(__dirname, '..', '..');
+    mod.register(require('url').pathToFileURL(require('path').join(__dirname, 'esm-hooks.js')).href, { data: { active, own } });
+    Object.defineProperty(g, KEY, { value: active, enumerable: false, configurable: true });
+  }
+  Atomics.store(active, 0, 1);
+  rt.onDeactivate.push(() => Atomics.store(active, 0, 0));
+}
+
 export function installCjsHook(rt: Runtime): void {
   const Module = require('module');
   const proto = Module.prototype;

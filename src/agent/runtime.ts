@@ -102,6 +102,15 @@ export class Runtime {
     for (const p of this.probes.values()) this.place(p, rec);
   }
 
+  /** Called by an ES module's preamble (see prepareModuleForLoad) when it first runs. */
+  registerModule(no: number, url: string, analysis: ScriptAnalysis, setGuard: (fn: number, v: unknown) => void): void {
+    try {
+      this.registerScript(no, this.moduleName(url), analysis, setGuard, url.startsWith('file:') ? fileURLToPath(url) : url, 'load');
+    } catch {
+      /* never throw into the program */
+    }
+  }
+
   moduleName(filename: string): string {
     if (filename.startsWith('file://')) {
       try { filename = fileURLToPath(filename); } catch { return filename; }

@@ -83,7 +83,11 @@ export class Session extends EventEmitter {
     this.main = new TargetThread(0, cdp, cwd, opts.maxPauseMs ?? 2000, this.notes);
     this.threads.set(0, this.main);
     cdp.on('NodeWorker.attachedToWorker', (p: any) => {
-      const setup = this.onWorker(p).finally(() => this.workerSetups.delete(setup));
+      // bounded: a thread that never answers must not hold up the session
+      const setup = Promise.race([
+        this.onWorker(p),
+        new Promise<void>((r) => setTimeout(() => { this.notes.push(`a worker thread did not answer within 10 s; it is not instrumented`); r(); }, 10000).unref()),
+      ]).finally(() => this.workerSetups.delete(setup));
       this.workerSetups.add(setup);
     });
     cdp.on('close', () => this.onGone());
@@ -147,16 +151,17 @@ export class Session extends EventEmitter {
   }
 
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
-  private async onWorker(p: { sessionId: string; waitingForDebugger: boolean }): Promise<void> {
+  private async onWorker(p: { sessionId: string; waitingForDebugger: boolean; workerInfo: { title: string; url: string } }): Promise<void> {
     const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId));
-    // NodeWorker's workerId is its own numbering: ask the thread for its threadId
-    let id: number;
-    try {
-      id = await wcdp.evaluate<number>(`process.getBuiltinModule('worker_threads').threadId`);
-    } catch {
-      return;
+    // Node's own threads (the ES module loader's) and paranode's relay are not the program's.
+    // NodeWorker's workerId is its own numbering; the title says "[worker <threadId>]".
+    const fromTitle = /\[worker (\d+)\]/.exec(p.workerInfo.title);
+    let id = fromTitle ? Number(fromTitle[1]) : NaN;
+    if (Number.isNaN(id)) {
+      try { id = await wcdp.evaluate<number>(`process.getBuiltinModule('worker_threads').threadId`); } catch { return; }
     }
-    if (id === this.relayThreadId) {
+    if (id === this.relayThreadId || p.workerInfo.url.startsWith('node:')) {
+      if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
       wcdp.close();
       return;
     }
@@ -205,6 +210,7 @@ export class Session extends EventEmitter {
         }
       });
       wcdp.once('close', () => reject(new TargetGoneError('worker exited')));
+      setTimeout(() => reject(new Error('it did not reach its main script within 10 s')), 10000).unref();
     });
     await wcdp.send('Runtime.runIfWaitingForDebugger');
     await started;

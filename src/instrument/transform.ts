@@ -176,3 +176,26 @@ export function prepareForLoad(source: string, scriptNo: number, sourceType?: 's
   const { ins, unslotted } = planInsertions(source, fns, scriptNo, 'load');
   return { code: applyInsertions(source, ins), analysis, unslotted };
 }
+
+/**
+ * Prepare an ES module at load time. Its guards are module-scope vars (hoisted,
+ * so a function called before the module body runs, through a circular import,
+ * sees undefined and skips its slots), and a preamble on line 1 (no newline
+ * added) hands the runtime of the thread a setter for them.
+ */
+export function prepareModuleForLoad(source: string, scriptNo: number, url: string, naming?: Naming): PreparedScript {
+  const prepared = prepareForLoad(source, scriptNo, 'module', naming);
+  const n = prepared.analysis.functions.length;
+  if (n === 0) return prepared;
+  const names = Array.from({ length: n }, (_, f) => slotGlobal(scriptNo, f));
+  const cases = names.map((g, f) => `case ${f}:${g}=$v;break;`).join('');
+  const preamble = `var ${names.join(',')};globalThis[Symbol.for('paranode.runtime')]?.registerModule(${scriptNo},${JSON.stringify(url)},` +
+    `${JSON.stringify(prepared.analysis)},function($f,$v){switch($f){${cases}}});`;
+  // a hashbang line must stay first (and is a comment): start of line 2 then
+  let at = 0;
+  if (prepared.code.startsWith('#!')) {
+    const m = /\r\n|[\n\r\u2028\u2029]/.exec(prepared.code);
+    at = m ? m.index + m[0].length : prepared.code.length;
+  }
+  return { ...prepared, code: prepared.code.slice(0, at) + preamble + prepared.code.slice(at) };
+}
