@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target } from './support/helpers';
+import { FIXTURES, Target, programOutput } from './support/helpers';
 
 const app = path.join(FIXTURES, 'esm', 'app.mjs');
 const probes = ['/Code/esm/lib.mjs/f.entry: n++', '/Code/esm/app.mjs/twice.entry: t++', '/Code/esm/lib.mjs/g.await: w++'];
@@ -11,9 +11,7 @@ const probes = ['/Code/esm/lib.mjs/f.entry: n++', '/Code/esm/app.mjs/twice.entry
 test('launched: ES modules (with a cycle) are prepared at load and count exactly', async () => {
   const s = await Session.launch([process.execPath, app], probes, { stdio: 'pipe', cwd: FIXTURES });
   after(() => s.child!.kill());
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  const { until } = programOutput(s.child!);
   await until(/ready/);
   s.child!.stdin!.write('400\n');
   await until(/sum 160000/);

@@ -3,18 +3,16 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES } from './support/helpers';
+import { FIXTURES, programOutput } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 
 async function launched(probes: string[]) {
   const s = await Session.launch([process.execPath, counted], probes, { stdio: 'pipe', cwd: FIXTURES });
   after(() => { s.child!.kill(); });
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  const { until, send } = programOutput(s.child!);
   await until(/ready/);
-  return { s, send: (l: string) => s.child!.stdin!.write(l + '\n'), until, output: () => out };
+  return { s, send, until };
 }
 
 const value = (s: Session, name: string) => s.value(name);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import ts from 'typescript';
 import { Session } from '../src/api';
-import { FIXTURES, Target } from './support/helpers';
+import { FIXTURES, Target, programOutput } from './support/helpers';
 
 const dir = path.join(FIXTURES, 'ts');
 const js = path.join(dir, 'greet.js');
@@ -22,9 +22,7 @@ before(() => {
 test('launched: a probe on the .ts function counts exactly; the resource has the .ts line', async () => {
   const s = await Session.launch([process.execPath, js], ['/Code/ts/greet.ts/greet.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
   after(() => s.child!.kill());
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  const { until } = programOutput(s.child!);
   await until(/ready/);
   s.child!.stdin!.write('321\n');
   await until(/greeted 321/);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target } from './support/helpers';
+import { FIXTURES, Target, programOutput } from './support/helpers';
 
 const workers = path.join(FIXTURES, 'workers.js');
 
@@ -34,9 +34,7 @@ test('attached: a worker running at attach time and one started later count sepa
 test('launched: probes apply in every worker from its first line', async () => {
   const s = await Session.launch([process.execPath, workers], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
   after(() => s.child!.kill());
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const until = async (re: RegExp) => { while (!re.test(out)) await new Promise((r) => s.child!.stdout!.once('data', r)); };
+  const { until } = programOutput(s.child!);
   await until(/ready/);
   s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
   await until(/spawned \d+ done 250/);

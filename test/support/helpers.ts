@@ -54,3 +54,13 @@ export function runNode(args: string[], cwd = FIXTURES): { stdout: string; stder
   const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
 }
+
+/** Output of a program launched by Session.launch(..., { stdio: 'pipe' }), awaitable by pattern. */
+export function programOutput(child: ChildProcess): { until: (re: RegExp) => Promise<void>; send: (line: string) => void } {
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  return {
+    until: async (re) => { while (!re.test(out)) await new Promise((r) => child.stdout!.once('data', r)); },
+    send: (line) => { child.stdin!.write(line + '\n'); },
+  };
+}
