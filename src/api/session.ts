@@ -84,10 +84,11 @@ export class Session extends EventEmitter {
     this.threads.set(0, this.main);
     cdp.on('NodeWorker.attachedToWorker', (p: any) => {
       // bounded: a thread that never answers must not hold up the session
+      let timer: NodeJS.Timeout | undefined;
       const setup = Promise.race([
         this.onWorker(p),
-        new Promise<void>((r) => setTimeout(() => { this.notes.push(`a worker thread did not answer within 10 s; it is not instrumented`); r(); }, 10000).unref()),
-      ]).finally(() => this.workerSetups.delete(setup));
+        new Promise<void>((r) => { timer = setTimeout(() => { this.notes.push(`a worker thread did not answer within 10 s; it is not instrumented`); r(); }, 10000); }),
+      ]).finally(() => { clearTimeout(timer); this.workerSetups.delete(setup); });
       this.workerSetups.add(setup);
     });
     cdp.on('close', () => this.onGone());
