@@ -1,0 +1,56 @@
+// Workload benchmark target: the work of test/fixtures/esprima-run.js or
+// marked-run.js, repeated and timed inside the program (module loading and,
+// under paranode, load-time preparation happen before the timed part).
+//   node work.js esprima|marked <reps> [hold|wait]
+// prints "work <median ms per rep> <total ms> <output length (tokens or characters)>"; with "hold" it then
+// waits for "exit" on stdin (so that the tool can look at it) instead of exiting;
+// with "wait" it prints "loaded" and waits for "go" on stdin before the work
+// (so that the tool can attach first). WORK_TRACE=1 prints every repetition's ms on stderr.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+const which = process.argv[2];
+const reps = Number(process.argv[3] || 10);
+let job;
+// marked needs about 20 repetitions before its times settle, esprima a few
+const warmups = which === 'marked' ? 30 : 5;
+if (which === 'esprima') {
+  const esprima = require('esprima');
+  const src = fs.readFileSync(require.resolve('esprima'), 'utf8');
+  job = () => esprima.parseScript(src, { range: true, loc: true, tokens: true, comment: true }).tokens;
+} else if (which === 'marked') {
+  const { marked } = require('marked');
+  const md = fs.readFileSync(path.join(path.dirname(require.resolve('marked/package.json')), 'README.md'), 'utf8');
+  job = () => marked.parse(md.repeat(20));
+} else {
+  throw new Error('usage: node work.js esprima|marked <reps>');
+}
+
+function main() {
+  let len = 0;
+  for (let i = 0; i < warmups; i++) len = job().length; // untimed: until the JIT has settled
+  const times = [];
+  const t0 = performance.now();
+  for (let i = 0; i < reps; i++) {
+    const t = performance.now();
+    len = job().length;
+    times.push(performance.now() - t);
+    if (process.env.WORK_TRACE) process.stderr.write(`${(performance.now() - t).toFixed(0)} `);
+  }
+  const total = performance.now() - t0;
+  times.sort((a, b) => a - b);
+  process.stdout.write(`work ${times[times.length >> 1]} ${total} ${len}\n`);
+}
+
+if (process.argv[4] === 'hold') {
+  main();
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => { if (d.includes('exit')) process.exit(0); });
+} else if (process.argv[4] === 'wait') {
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => { if (d.includes('go')) { main(); process.exit(0); } });
+  process.stdout.write('loaded\n');
+} else {
+  main();
+}
