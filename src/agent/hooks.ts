@@ -49,6 +49,6 @@ function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument
   const no = rt.allocScript();
   const prepared = prepareForLoad(content, no, 'script', { filename, cwd: rt.cwd });
   rt.defineGlobals(no, prepared.analysis.functions.length);
-  rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load');
+  rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]));
   return prepared.code;
 }

@@ -7,6 +7,7 @@
 import * as path from 'path';
 import { fileURLToPath } from 'url';
 import type { ScriptAnalysis } from '../analysis/functions';
+import { registerBuiltins } from './builtins';
 
 type Handler = (...args: unknown[]) => void;
 
@@ -23,6 +24,10 @@ export interface ProbeSpec {
   id: number;
   /** regular expression source matched against "<module>/<function>" */
   match: string;
+  /** the "<module>/<function>" when the resource has no wildcard (looked up, not matched) */
+  exact?: string;
+  /** regular expression source over "node:<name>" when the resource names built-in modules */
+  builtins?: string;
   /** entry | exit | calls | call:<callee> | await | resume */
   point: string;
   where: 'preInsn' | 'postInsn';
@@ -30,16 +35,26 @@ export interface ProbeSpec {
   snippet: CompiledSnippet;
 }
 
+/** how a script's points are reached: slots prepared at load or by LiveEdit, or a fallback for every point */
+export type Mechanism = 'load' | 'liveedit' | 'breakpoint' | 'wrap';
+
 interface ScriptRecord {
   no: number;
   module: string;
   filename: string;
-  how: 'load' | 'liveedit';
+  how: Mechanism;
   analysis: ScriptAnalysis;
+  /** "<module>/<function>" per function, what probes match */
+  names: string[];
+  /** points (fn:point) that have no slot: a probe placed there needs a fallback */
+  noSlot: Set<string> | null;
   /** sets the slot guard of function F (globals for CJS/LiveEdit, module vars for ESM) */
   setGuard: (fn: number, value: unknown) => void;
   handlers: Map<number, Handler[]>;
 }
+
+/** A probe's point that has no slot: the tool reaches it by a breakpoint, or reports it. */
+export interface FallbackPoint { no: number; fn: number; point: number; slot: number }
 
 interface SnippetAt {
   probe: number;
@@ -61,10 +76,19 @@ export class Runtime {
   readonly timerIndex = new Map<string, number>();
   readonly scripts = new Map<number, ScriptRecord>();
   readonly probes = new Map<number, ProbeSpec>();
-  /** probe id -> number of points it is placed at */
+  /** probe id -> number of points it is placed at by slots, and by wrapping */
   readonly placed = new Map<number, number>();
+  readonly wrapped = new Map<number, number>();
+  private readonly builtinModules = new Set<string>();
   /** modules the load hook could not prepare, with the reason */
   readonly unprepared: { file: string; reason: string }[] = [];
+  /** what the tool should tell the user, handed over with the next sample */
+  private notes: string[] = [];
+  /** every script's "<module>/<function>" -> where, for exact (glob-free) probes */
+  private readonly byName = new Map<string, [number, number][]>();
+  /** handlers compiled once per snippet text */
+  private readonly compiled = new Map<string, Handler>();
+  private fallback: FallbackPoint[] = [];
   private nextScript = 1;
   private seq = 0;
   /** snippets by "script:fn:slot" */
@@ -92,20 +116,24 @@ export class Runtime {
   }
 
   registerScript(no: number, module: string, analysis: ScriptAnalysis, setGuard?: (fn: number, v: unknown) => void,
-    filename = module, how: 'load' | 'liveedit' = 'liveedit'): void {
+    filename = module, how: Mechanism = 'liveedit', noSlot?: [number, number][]): void {
+    const names = analysis.functions.map((f) => `${f.module ?? module}/${f.name}`);
     const rec: ScriptRecord = {
-      no, module, analysis, filename, how,
-      setGuard: setGuard ?? ((fn, v) => { (globalThis as any)[`$pn${no}_${fn}`] = v; }),
+      no, module, analysis, filename, how, names,
+      noSlot: noSlot?.length ? new Set(noSlot.map(([f, p]) => `${f}:${p}`)) : null,
+      setGuard: setGuard ?? ((fn, v) => setConstGlobal(`$pn${no}_${fn}`, v)),
       handlers: new Map(),
     };
     this.scripts.set(no, rec);
+    names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
     for (const p of this.probes.values()) this.place(p, rec);
+    this.reportFallback();
   }
 
   /** Called by an ES module's preamble (see prepareModuleForLoad) when it first runs. */
-  registerModule(no: number, url: string, analysis: ScriptAnalysis, setGuard: (fn: number, v: unknown) => void): void {
+  registerModule(no: number, url: string, analysis: ScriptAnalysis, setGuard: (fn: number, v: unknown) => void, noSlot?: [number, number][]): void {
     try {
-      this.registerScript(no, this.moduleName(url), analysis, setGuard, url.startsWith('file:') ? fileURLToPath(url) : url, 'load');
+      this.registerScript(no, this.moduleName(url), analysis, setGuard, url.startsWith('file:') ? fileURLToPath(url) : url, 'load', noSlot);
     } catch {
       /* never throw into the program */
     }
@@ -140,20 +168,55 @@ export class Runtime {
     return i;
   }
 
-  addProbe(spec: ProbeSpec): number {
+  /**
+   * Place a standing probe in every script registered so far (and, by
+   * registerScript, in every later one). Returns the points placed with slots,
+   * whether any function matched, and the matched points that have no slot.
+   */
+  addProbe(spec: ProbeSpec): { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] } {
     // standing probes already reach every script registered since: placing twice would count twice
-    if (this.probes.has(spec.id)) return this.placed.get(spec.id) ?? 0;
-    this.probes.set(spec.id, spec);
-    this.placed.set(spec.id, 0);
-    for (const name of spec.snippet.counters) this.counter(name);
-    for (const name of spec.snippet.timers) this.timer(name);
-    for (const rec of this.scripts.values()) this.place(spec, rec);
-    return this.placed.get(spec.id) ?? 0;
+    if (!this.probes.has(spec.id)) {
+      if (spec.builtins) this.builtins(spec.builtins);
+      this.probes.set(spec.id, spec);
+      this.placed.set(spec.id, 0);
+      this.wrapped.set(spec.id, 0);
+      for (const name of spec.snippet.counters) this.counter(name);
+      for (const name of spec.snippet.timers) this.timer(name);
+      this.fallback = [];
+      for (const rec of this.scripts.values()) this.place(spec, rec);
+    }
+    const fallback = this.fallback;
+    this.fallback = [];
+    return { placed: this.placed.get(spec.id) ?? 0, wrapped: this.wrapped.get(spec.id) ?? 0, matched: this.matches(spec), fallback };
+  }
+
+  /** Make the loaded built-in modules matching a regex over "node:<name>" resources (by wrapping). */
+  builtins(match: string): void {
+    registerBuiltins(this, match, this.builtinModules);
+  }
+
+  /** Does any registered function match the probe's resource? */
+  matches(spec: ProbeSpec): boolean {
+    if (spec.exact !== undefined) return this.byName.has(spec.exact);
+    const re = new RegExp(spec.match);
+    for (const rec of this.scripts.values()) if (rec.names.some((n) => re.test(n))) return true;
+    return false;
+  }
+
+  /** Points with no slot that probes reached as scripts registered: only reported. */
+  private reportFallback(): void {
+    for (const f of this.fallback) {
+      const rec = this.scripts.get(f.no);
+      const fn = rec?.analysis.functions[f.fn];
+      if (rec && fn) this.notes.push(`/Code/${rec.names[f.fn]} ${describePoint(fn.points[f.point])}: no slot in code prepared at load; not counted`);
+    }
+    this.fallback = [];
   }
 
   removeProbe(id: number): void {
     if (!this.probes.delete(id)) return;
     this.placed.delete(id);
+    this.wrapped.delete(id);
     const touched = new Set<string>();
     for (const [key, list] of this.at) {
       const kept = list.filter((s) => s.probe !== id);
@@ -166,18 +229,26 @@ export class Runtime {
   }
 
   private place(spec: ProbeSpec, rec: ScriptRecord): void {
-    const re = new RegExp(spec.match);
-    for (const fn of rec.analysis.functions) {
-      if (!re.test(`${fn.module ?? rec.module}/${fn.name}`)) continue;
+    let fns: number[];
+    if (spec.exact !== undefined) fns = (this.byName.get(spec.exact) ?? []).filter(([no]) => no === rec.no).map(([, f]) => f);
+    else {
+      const re = new RegExp(spec.match);
+      fns = [];
+      rec.names.forEach((n, f) => { if (re.test(n)) fns.push(f); });
+    }
+    for (const f of fns) {
+      const fn = rec.analysis.functions[f];
       for (const p of fn.points) {
         if (!pointMatches(spec.point, p)) continue;
         const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);
-        const key = `${rec.no}:${fn.index}:${slot}`;
+        const key = `${rec.no}:${f}:${slot}`;
         const list = this.at.get(key) ?? [];
         const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet) };
         if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
         this.at.set(key, list);
-        this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
+        if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') this.fallback.push({ no: rec.no, fn: f, point: p.index, slot });
+        else if (rec.how === 'wrap') this.wrapped.set(spec.id, (this.wrapped.get(spec.id) ?? 0) + 1);
+        else this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
         this.rebuild(key);
       }
     }
@@ -208,16 +279,31 @@ export class Runtime {
 
   private compile(list: SnippetAt[]): Handler {
     const body = list.map((s) => `try{${s.body}}catch(e){}`).join('');
+    const known = this.compiled.get(body);
+    if (known) return known;
     const factory = new Function('C', 'T', 'now', 'cpu',
       `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
       `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
       `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
       `return function($0,$1,$2,$3,$4,$5,$6,$7){${body}}`);
-    return factory(this.C, this.T, this.now, this.cpu);
+    const h = factory(this.C, this.T, this.now, this.cpu);
+    this.compiled.set(body, h);
+    return h;
+  }
+
+  /** A breakpoint's condition calls this: run handler `slot` of function `fn` of script `no`. */
+  hit(no: number, fn: number, slot: number, ...args: unknown[]): false {
+    try {
+      const arr = this.active ? this.scripts.get(no)?.handlers.get(fn) : undefined;
+      if (arr) arr[slot](...args);
+    } catch {
+      /* never throw into the program */
+    }
+    return false;
   }
 
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][] } {
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -233,7 +319,10 @@ export class Runtime {
       }
       timers.push([name, total / 1000, running]);
     }
-    return { t: now, counters, timers };
+    if (!this.notes.length) return { t: now, counters, timers };
+    const notes = this.notes;
+    this.notes = [];
+    return { t: now, counters, timers, notes };
   }
 
   /** Switch every slot off (the prepared code stays, inert). */
@@ -244,16 +333,62 @@ export class Runtime {
     this.probes.clear();
     this.at.clear();
     for (const rec of this.scripts.values()) rec.handlers.clear();
+    // the tool gives LiveEdited scripts their text back and its breakpoints go with
+    // it: a later session must not take them for prepared
+    for (const [no, rec] of this.scripts) {
+      if (rec.how !== 'liveedit' && rec.how !== 'breakpoint') continue;
+      this.scripts.delete(no);
+      rec.names.forEach((n) => {
+        const kept = (this.byName.get(n) ?? []).filter(([s]) => s !== no);
+        if (kept.length) this.byName.set(n, kept); else this.byName.delete(n);
+      });
+    }
+    // a later session starts from zero
+    this.C.fill(0);
+    this.T.fill(0);
+    this.counterIndex.clear();
+    this.timerIndex.clear();
+    this.placed.clear();
+    this.wrapped.clear();
+    this.notes = [];
   }
 
   activate(): void {
     this.active = true;
   }
 
-  /** Data the tool needs to name resources and points of prepared scripts. */
-  listScripts(): { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions'] }[] {
-    return [...this.scripts.values()].map((r) => ({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions: r.analysis.functions }));
+  /** Data the tool needs to name resources and points of prepared scripts (matching a glob's regex). */
+  listScripts(match = ''): { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions'] }[] {
+    const re = match ? new RegExp(match) : null;
+    const out = [];
+    for (const r of this.scripts.values()) {
+      const functions = re ? r.analysis.functions.filter((_f, i) => re.test(r.names[i])) : r.analysis.functions;
+      if (functions.length) out.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions });
+    }
+    return out;
   }
+
+  /** Files of the scripts registered from the n-th on (the tool keeps the ones before). */
+  filesSince(n: number): string[] {
+    return [...this.scripts.values()].slice(n).map((r) => r.filename);
+  }
+}
+
+/**
+ * Switch a slot guard global. Deleting and defining it anew gives V8 a fresh
+ * property cell in its "constant" state, so optimized code embeds the handler
+ * array and inlines the handler as if it were written into the function;
+ * code optimized against the old value deoptimizes once.
+ */
+function setConstGlobal(name: string, v: unknown): void {
+  const g = globalThis as any;
+  if (g[name] === v) return;
+  delete g[name];
+  Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false });
+}
+
+function describePoint(p: ScriptAnalysis['functions'][number]['points'][number]): string {
+  return p.kind === 'exit' ? `exit (${p.exit}) at line ${p.line}` : `${p.kind}${p.callee ? ` ${p.callee}` : ''} at line ${p.line}`;
 }
 
 function pointMatches(sel: string, p: ScriptAnalysis['functions'][number]['points'][number]): boolean {
@@ -279,9 +414,11 @@ export function install(): Runtime {
   const rt = new Runtime();
   Object.defineProperty(g, RUNTIME_KEY, { value: rt, enumerable: false, configurable: true, writable: false });
   // $pnP(G, s, v): run handler s of G with v, give back v. Inlined and folded away while G is 0.
-  const P = function (G: any, s: number, v?: unknown) { if (G) G[s](v); return v; };
+  // Its inner call site is shared by every slot of the program (megamorphic), so
+  // empty handlers are skipped by a comparison instead of being called.
+  const P = function (G: any, s: number, v?: unknown) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
   // $pnC(pre, G, s, v): the pre-call handler already ran as an argument; run the post-call one.
-  const Cc = function (_pre: unknown, G: any, s: number, v: unknown) { if (G) G[s](v); return v; };
+  const Cc = function (_pre: unknown, G: any, s: number, v: unknown) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
   for (const [name, fn] of [['$pnP', P], ['$pnC', Cc]] as const) {
     if (!Object.prototype.hasOwnProperty.call(g, name)) Object.defineProperty(g, name, { value: fn, writable: false, configurable: false, enumerable: false });
   }

@@ -16,6 +16,9 @@ export interface PointInfo {
   exit?: 'return' | 'end' | 'throw';
   line: number;
   column: number;
+  /** offsets in the script's own (generated) text: where the point's code starts and ends */
+  pos: number;
+  end: number;
   /** for calls: callee source text (shortened) */
   callee?: string;
   /** for calls: argument expressions a pre-call snippet may read without side effects */
@@ -255,7 +258,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       }
       out.push(f);
       curFn = f.index;
-      addPoint(f, 'entry', n.body.type === 'BlockStatement' ? n.body.start : n.body.start, null);
+      addPoint(f, 'entry', n.body.start, null, undefined, n.body.end);
     } else if (curFn >= 0) {
       const f = out[curFn];
       if (n.type === 'ReturnStatement') addPoint(f, 'exit', n.start, n, 'return');
@@ -282,15 +285,15 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
     }
     if (FUNCTION_TYPES.has(n.type)) {
       const f = out[curFn];
-      if (n.body.type === 'BlockStatement') addPoint(f, 'exit', n.body.end - 1, null, 'end');
+      if (n.body.type === 'BlockStatement') addPoint(f, 'exit', n.body.end - 1, null, 'end', n.body.end);
       else addPoint(f, 'exit', n.body.start, n.body, 'return');
       if (!f.noTryWrap) addPoint(f, 'exit', n.end, null, 'throw');
     }
   };
 
-  const addPoint = (f: AnalyzedFunction, kind: PointKind, pos: number, node: Node | null, exit?: 'return' | 'end' | 'throw'): PointInfo => {
+  const addPoint = (f: AnalyzedFunction, kind: PointKind, pos: number, node: Node | null, exit?: 'return' | 'end' | 'throw', end?: number): PointInfo => {
     const loc = lineOf(pos);
-    const p: PointInfo = { index: f.points.length, kind, line: loc.line, column: loc.column };
+    const p: PointInfo = { index: f.points.length, kind, line: loc.line, column: loc.column, pos, end: end ?? node?.end ?? pos };
     if (exit) p.exit = exit;
     f.points.push(p);
     f.pointNodes.push(node);

@@ -19,6 +19,13 @@ import { ParanodeError, R, Sample, TargetThread } from './thread';
 export interface SessionOptions {
   /** the longest pause (ms) a LiveEdit may cause the target; longer ones are refused */
   maxPauseMs?: number;
+  /** how long (ms) a LiveEdit is retried while a function it changes is active before breakpoints are used instead */
+  activeWaitMs?: number;
+  /**
+   * At most this many points per thread are reached by breakpoints (each hit
+   * costs a debugger evaluation, 0.1-0.4 ms); 0 turns the fallback off. Default 200.
+   */
+  maxBreakpoints?: number;
   /** histogram buckets */
   buckets?: number;
   /** for launch: where the program's stdin/stdout/stderr go */
@@ -33,7 +40,8 @@ export interface Resource {
   function: string;
   line: number;
   column: number;
-  prepared: 'load' | 'liveedit' | 'no';
+  /** how its points are reached: slots prepared at load or by LiveEdit, breakpoints, a wrapper, or not prepared yet */
+  prepared: 'load' | 'liveedit' | 'breakpoint' | 'wrap' | 'no';
   /** 'main' or a worker's thread id */
   thread: string;
   points: FunctionInfo['points'];
@@ -46,6 +54,21 @@ export interface MetricValue {
   units: 'count' | 'seconds';
   total: number;
   histogram: { bucketSeconds: number; buckets: number[] };
+}
+
+/** Where a probe went: how many points each mechanism reaches (summed over threads). */
+export interface ProbeResult {
+  id: number;
+  /** points placed by any mechanism */
+  placed: number;
+  /** prepared slots: about a nanosecond per call */
+  bySlot: number;
+  /** conditional breakpoints (code that could not be prepared): a debugger evaluation per hit */
+  byBreakpoint: number;
+  /** a wrapper around an exported function of a Node.js built-in module */
+  byWrapping: number;
+  /** matched points no mechanism can reach (listed in notes) */
+  notPlaced: number;
 }
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number }
@@ -80,7 +103,7 @@ export class Session extends EventEmitter {
     private readonly relayThreadId: number) {
     super();
     this.exitPromise = new Promise((r) => (this.resolveExit = r));
-    this.main = new TargetThread(0, cdp, cwd, opts.maxPauseMs ?? 2000, this.notes);
+    this.main = new TargetThread(0, cdp, cwd, opts.maxPauseMs ?? 2000, this.notes, opts.activeWaitMs, opts.maxBreakpoints);
     this.threads.set(0, this.main);
     cdp.on('NodeWorker.attachedToWorker', (p: any) => {
       // bounded: a thread that never answers must not hold up the session
@@ -166,7 +189,7 @@ export class Session extends EventEmitter {
       wcdp.close();
       return;
     }
-    const t = new TargetThread(id, wcdp, this.cwd, this.opts.maxPauseMs ?? 2000, this.notes);
+    const t = new TargetThread(id, wcdp, this.cwd, this.opts.maxPauseMs ?? 2000, this.notes, this.opts.activeWaitMs, this.opts.maxBreakpoints);
     try {
       await t.enable();
       if (p.waitingForDebugger) {
@@ -231,13 +254,13 @@ export class Session extends EventEmitter {
     const re = new RegExp(codeGlobToRegex(glob));
     const out: Resource[] = [];
     for (const t of this.threads.values()) {
-      const prepared = await t.runtimeScripts();
+      const prepared = await t.runtimeScripts(re.source, builtinModuleMatch(glob));
       const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
         const module = f.module ?? scriptModule;
         if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
       };
       for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);
-      for (const { script, functions } of await t.unprepared(glob, new Set(prepared.map((s) => s.filename)))) for (const f of functions) add(script.module, f, 'no');
+      for (const { script, functions } of await t.unprepared(glob)) for (const f of functions) add(script.module, f, 'no');
     }
     return out;
   }
@@ -247,31 +270,40 @@ export class Session extends EventEmitter {
    * loaded before the agent that contain a matching function are prepared by
    * LiveEdit first; modules loaded later, and threads started later, match as they come.
    */
-  async probe(text: string): Promise<{ id: number; placed: number }> {
+  async probe(text: string): Promise<ProbeResult> {
     const req = parseProbe(text);
     const spec = toSpec(req, this.nextProbe++, this.timerKinds);
     await this.settled();
     this.specs.push(spec);
     this.probeResources.set(spec.id, req.resource);
-    let placed = 0;
+    const r: ProbeResult = { id: spec.id, placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
     let matched = false;
     for (const t of this.threads.values()) {
       const n = await t.addProbe(spec, req.resource);
-      if (n >= 0) { matched = true; placed += n; }
+      if (!n) continue;
+      matched = true;
+      r.bySlot += n.slot;
+      r.byBreakpoint += n.breakpoint;
+      r.byWrapping += n.wrap;
+      r.notPlaced += n.missed;
     }
+    r.placed = r.bySlot + r.byBreakpoint + r.byWrapping;
     if (!matched) {
       this.specs.pop();
-      for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.removeProbe(${spec.id})`).catch(() => undefined);
+      for (const t of this.threads.values()) await t.removeProbe(spec.id).catch(() => undefined);
       throw new ParanodeError(`unknown resource: no function matches ${req.resource} in process ${this.pid}`);
     }
-    if (placed === 0) this.notes.push(`probe "${text}" matched functions but none of their points of kind ${req.point}`);
-    return { id: spec.id, placed };
+    if (r.placed === 0 && r.notPlaced === 0) this.notes.push(`probe "${text}" matched functions but none of their points of kind ${req.point}`);
+    if (r.byBreakpoint || r.byWrapping || r.notPlaced) {
+      this.notes.push(`probe "${text}": ${r.bySlot} point(s) by slot, ${r.byWrapping} by wrapping, ${r.byBreakpoint} by breakpoint, ${r.notPlaced} not placed`);
+    }
+    return r;
   }
 
   async removeProbe(id: number): Promise<void> {
     const i = this.specs.findIndex((s) => s.id === id);
     if (i >= 0) this.specs.splice(i, 1);
-    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.removeProbe(${id})`);
+    for (const t of this.threads.values()) await t.removeProbe(id);
   }
 
   /** Take one sample from every thread into the histograms. */
@@ -389,7 +421,19 @@ export class Session extends EventEmitter {
 
 function toSpec(req: ProbeRequest, id: number, kinds: Map<string, 'wall' | 'cpu'>): ProbeSpec {
   const snippet = compileSnippet(req.snippet, { point: pointClass(req.point), timerKinds: kinds });
-  return { id, match: codeGlobToRegex(req.resource), point: req.point, where: req.where, order: req.order, snippet };
+  const spec: ProbeSpec = { id, match: codeGlobToRegex(req.resource), point: req.point, where: req.where, order: req.order, snippet };
+  if (!/[*?]/.test(req.resource)) spec.exact = req.resource.slice('/Code/'.length);
+  const builtins = builtinModuleMatch(req.resource);
+  if (builtins) spec.builtins = builtins;
+  return spec;
+}
+
+/** For a glob over built-in modules (/Code/node:fs/*), the regex over "node:<name>" they must match. */
+function builtinModuleMatch(glob: string): string | undefined {
+  const g = glob.slice('/Code/'.length);
+  if (!g.startsWith('node:')) return undefined;
+  const cut = g.indexOf('/');
+  return codeGlobToRegex('/Code/' + (cut < 0 ? g : g.slice(0, cut)));
 }
 
 export { CdpError, ParanodeError };

@@ -6,12 +6,17 @@ import * as path from 'path';
 import { Session } from '../api/session';
 import { renderTable } from './live-view';
 
-interface CommonOpts { probe: string[]; duration?: number; interval: number; json?: string; maxPause: number; quiet?: boolean }
+interface CommonOpts { probe: string[]; duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 const positive = (what: string) => (v: string) => {
   const n = Number(v);
   if (!(n > 0)) throw new InvalidArgumentError(`${what} must be a positive number`);
+  return n;
+};
+const count = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${what} must be a whole number, 0 or more`);
   return n;
 };
 
@@ -21,7 +26,8 @@ function addCommon(cmd: Command): Command {
     .option('-d, --duration <seconds>', 'detach after this many seconds', positive('--duration'))
     .option('-i, --interval <ms>', 'sampling interval', positive('--interval'), 200)
     .option('--json <file>', 'write metrics and notes to this file at the end')
-    .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer', positive('--max-pause'), 2000)
+    .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
+    .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
     .option('-q, --quiet', 'no live view');
 }
 
@@ -61,6 +67,10 @@ function finish(s: Session, opts: CommonOpts, why: string): void {
   if (s.child && s.exitCode !== null) process.exitCode = s.exitCode;
 }
 
+const HOW: Record<string, string> = {
+  load: 'slots (load)', liveedit: 'slots (LiveEdit)', breakpoint: 'breakpoints', wrap: 'wrapping', no: 'not prepared yet: LiveEdit on first probe',
+};
+
 async function main(argv: string[]): Promise<void> {
   const program = new Command();
   program.name('paranode').description('Dynamic instrumentation for live Node.js programs').showHelpAfterError();
@@ -68,17 +78,22 @@ async function main(argv: string[]): Promise<void> {
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
-      const s = await Session.launch(command, opts.probe, { maxPauseMs: opts.maxPause });
+      const s = await Session.launch(command, opts.probe, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
       await session(s, opts);
     });
 
   addCommon(program.command('attach').description('attach to a running Node.js process').argument('<pid>', 'process id', positive('pid')))
     .action(async (pid: number, opts: CommonOpts) => {
-      const s = await Session.attach(pid, { maxPauseMs: opts.maxPause });
+      const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
       try {
         for (const p of opts.probe) {
+          const seen = s.notes.length;
           const r = await s.probe(p);
-          if (!opts.quiet) process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s): ${p}\n`);
+          if (opts.quiet) continue;
+          const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
+          process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s)${how.length ? ` (${how.join(', ')})` : ''}` +
+            `${r.notPlaced ? `, ${r.notPlaced} not placed` : ''}: ${p}\n`);
+          for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
         }
       } catch (e) {
         await s.detach();
@@ -96,7 +111,7 @@ async function main(argv: string[]): Promise<void> {
         for (const r of await s.resources(glob)) {
           const counts = new Map<string, number>();
           for (const p of r.points) counts.set(p.kind, (counts.get(p.kind) ?? 0) + 1);
-          process.stdout.write(`${r.path}  line ${r.line}  ${[...counts].map(([k, n]) => `${k}:${n}`).join(' ')}\n`);
+          process.stdout.write(`${r.path}  line ${r.line}  ${[...counts].map(([k, n]) => `${k}:${n}`).join(' ')}  [${HOW[r.prepared]}]\n`);
           if (opts.points) for (const p of r.points) process.stdout.write(`    ${p.kind}${p.exit ? `(${p.exit})` : ''} ${p.line}:${p.column + 1}${p.callee ? ` ${p.callee}` : ''}\n`);
         }
       } finally {
@@ -116,7 +131,7 @@ async function main(argv: string[]): Promise<void> {
       ];
       process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} with probes:\n${probes.map((p) => '  ' + p).join('\n')}\n`);
       const s = await Session.launch([process.execPath, demo], probes);
-      await session(s, { probe: probes, interval: 200, maxPause: 2000 });
+      await session(s, { probe: probes, interval: 200, maxPause: 2000, maxBreakpoints: 200 });
     });
 
   await program.parseAsync(argv);

@@ -15,6 +15,8 @@ export interface LiveEditPlan {
   predictedPauseMs: number;
   /** functions whose insertions were dropped so that LiveEdit maps them */
   dropped: number;
+  /** the insertions made: where a position of the original text is in the new one */
+  ins: Insertion[];
 }
 
 /**
@@ -47,7 +49,7 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
     const diffs = compareStrings(source, code);
     const damaged = damagedLiterals(oldLits, literalsAfter(oldLits, ins), diffs);
     if (damaged.size === 0) {
-      return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped };
+      return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped, ins };
     }
     const drop = new Set<number>();
     const noTry = new Set<number>();
@@ -89,7 +91,7 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
   }
   // give up on slots for the whole script
   for (const x of ins) unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit cannot be made safe for this script' });
-  return { code: source, analysis, unslotted: dedupe(unslotted), predictedPauseMs: 0, dropped };
+  return { code: source, analysis, unslotted: dedupe(unslotted), predictedPauseMs: 0, dropped, ins: [] };
 }
 
 function dedupe(list: LiveEditPlan['unslotted']): LiveEditPlan['unslotted'] {

@@ -190,7 +190,7 @@ export function prepareModuleForLoad(source: string, scriptNo: number, url: stri
   const names = Array.from({ length: n }, (_, f) => slotGlobal(scriptNo, f));
   const cases = names.map((g, f) => `case ${f}:${g}=$v;break;`).join('');
   const preamble = `var ${names.join(',')};globalThis[Symbol.for('paranode.runtime')]?.registerModule(${scriptNo},${JSON.stringify(url)},` +
-    `${JSON.stringify(prepared.analysis)},function($f,$v){switch($f){${cases}}});`;
+    `${JSON.stringify(prepared.analysis)},function($f,$v){switch($f){${cases}}},${JSON.stringify(prepared.unslotted.map((u) => [u.fn, u.point]))});`;
   // a hashbang line must stay first (and is a comment): start of line 2 then
   let at = 0;
   if (prepared.code.startsWith('#!')) {

@@ -1,0 +1,120 @@
+// The wrapping fallback, for Node.js's built-in modules (node:fs, node:http,
+// ...): their code cannot be prepared, but their exports can be wrapped. Each
+// exported function (and each method of an exported class's prototype, and of
+// an exported plain object such as fs.promises) becomes a resource
+// /Code/node:<module>/<name> with three points: entry, exit (return) and exit
+// (throw). The wrapper is a Proxy, so `this`, `new`, `new.target`, properties,
+// `name`, `length` and `instanceof` behave as before. It is installed only
+// while something is switched on in the function, and the ES-module bindings
+// of the built-ins are re-synchronised each time. Calls through references
+// taken before the wrapper went in (const { readFileSync } = require('fs')) and
+// calls inside Node's own code do not pass through it: that is reported.
+import type { FunctionInfo, ScriptAnalysis } from '../analysis/functions';
+import type { Runtime } from './runtime';
+
+interface Wrappable { holder: Record<string, unknown>; key: string; name: string }
+
+/** Register, as 'wrap' scripts, the loaded built-in modules whose node:<name> matches. */
+export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: Set<string>): void {
+  const re = new RegExp(moduleMatch);
+  const mod = require('module') as typeof import('module') & { syncBuiltinESMExports(): void };
+  const loaded = new Set(((process as any).moduleLoadList as string[] ?? [])
+    .filter((s) => s.startsWith('NativeModule ')).map((s) => s.slice('NativeModule '.length)));
+  for (const name of mod.builtinModules) {
+    const id = `node:${name}`;
+    if (name.startsWith('_') || registered.has(id) || !loaded.has(name) || !re.test(id)) continue;
+    registered.add(id);
+    let exports: unknown;
+    try { exports = require(name); } catch { continue; }
+    const targets = wrappables(exports);
+    const functions: FunctionInfo[] = targets.map((t, index) => ({
+      index, name: t.name, line: 0, column: 0, start: 0, end: 0, isAsync: false, isGenerator: false, isArrow: false, params: [],
+      points: [
+        { index: 0, kind: 'entry', line: 0, column: 0, pos: 0, end: 0 },
+        { index: 1, kind: 'exit', exit: 'return', line: 0, column: 0, pos: 0, end: 0 },
+        { index: 2, kind: 'exit', exit: 'throw', line: 0, column: 0, pos: 0, end: 0 },
+      ],
+    }));
+    const analysis: ScriptAnalysis = { functions, sourceType: 'script' };
+    const wrappers = targets.map((t) => wrapper(t, () => mod.syncBuiltinESMExports()));
+    const no = rt.allocScript();
+    rt.registerScript(no, id, analysis, (fn, v) => wrappers[fn](v), id, 'wrap');
+  }
+}
+
+function wrappables(exports: unknown): Wrappable[] {
+  const out: Wrappable[] = [];
+  if (!exports || (typeof exports !== 'object' && typeof exports !== 'function')) return out;
+  const own = (o: object) => Object.getOwnPropertyNames(o).filter((k) => {
+    const d = Object.getOwnPropertyDescriptor(o, k);
+    return !!d && 'value' in d && typeof d.value === 'function' && (d.writable || d.configurable);
+  });
+  const seen = new Set<unknown>();
+  const add = (holder: any, key: string, name: string) => {
+    if (seen.has(holder[key])) return;
+    seen.add(holder[key]);
+    out.push({ holder, key, name });
+  };
+  if (typeof exports === 'function') add({ default: exports }, 'default', 'default');
+  for (const k of own(exports as object)) {
+    const f = (exports as any)[k];
+    add(exports, k, k);
+    // an exported class: its prototype's methods, as a stack trace names them
+    const proto = f.prototype;
+    if (proto && typeof proto === 'object' && /^[A-Z]/.test(k)) for (const m of own(proto)) if (m !== 'constructor') add(proto, m, `${k}.${m}`);
+  }
+  // plain objects of functions one level down (fs.promises)
+  for (const k of Object.getOwnPropertyNames(exports)) {
+    const d = Object.getOwnPropertyDescriptor(exports, k);
+    const v = d && 'value' in d ? d.value : undefined;
+    if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) for (const m of own(v)) add(v, m, `${k}.${m}`);
+  }
+  return out;
+}
+
+/** The guard setter of one wrappable: installs the Proxy while handlers are on, takes it out after. */
+function wrapper(t: Wrappable, sync: () => void): (v: unknown) => void {
+  const original = t.holder[t.key] as (...a: unknown[]) => unknown;
+  let G: any = 0;
+  const proxy = new Proxy(original, {
+    apply(target, self, args) {
+      const h = G;
+      if (h) h[0](...args);
+      let r;
+      try {
+        r = Reflect.apply(target, self, args);
+      } catch (e) {
+        if (h) h[4]();
+        throw e;
+      }
+      if (h) h[2](r);
+      return r;
+    },
+    construct(target, args, newTarget) {
+      const h = G;
+      if (h) h[0](...args);
+      let r;
+      try {
+        r = Reflect.construct(target, args, newTarget);
+      } catch (e) {
+        if (h) h[4]();
+        throw e;
+      }
+      if (h) h[2](r);
+      return r;
+    },
+  });
+  const put = (value: unknown) => {
+    const d = Object.getOwnPropertyDescriptor(t.holder, t.key);
+    if (!d) return;
+    if (d.writable) t.holder[t.key] = value;
+    else Object.defineProperty(t.holder, t.key, { ...d, value });
+    sync();
+  };
+  return (v) => {
+    G = v;
+    const installed = t.holder[t.key] === proxy;
+    if (v && !installed && t.holder[t.key] === original) put(proxy);
+    else if (!v && installed) put(original);
+  };
+}

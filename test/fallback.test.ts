@@ -1,0 +1,80 @@
+// The fallback mechanisms, for code that cannot be prepared: conditional
+// breakpoints (a script whose function stays active, a script refused for its
+// LiveEdit pause) and wrapping (the exports of Node.js's built-in modules).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { CLI, FIXTURES, programOutput, Target } from './support/helpers';
+
+const fallback = path.join(FIXTURES, 'fallback.js');
+
+test('attached while a function stays active: breakpoints and wrapping count exactly; the program is unchanged', async () => {
+  const t = new Target(fallback);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid, { activeWaitMs: 300 });
+  const r = async (p: string) => s.probe(`/Code/${p}`);
+  const entry = await r('fallback.js/f.entry: n++');
+  await r('fallback.js/f.entry: if ($arg[0] > 10) big++');
+  const exit = await r('fallback.js/f.exit: x++');
+  const calls = await r('fallback.js/f.calls: k++');
+  await r('fallback.js/f.call(get): g++');
+  const wrapped = await r('node:fs/existsSync.entry: e++');
+  await r('node:fs/existsSync.exit: if ($return) yes++');
+  assert.deepEqual([entry.byBreakpoint, entry.bySlot, calls.byBreakpoint, exit.byBreakpoint, exit.notPlaced], [1, 0, 2, 1, 1]);
+  assert.equal(wrapped.byWrapping, 1);
+  assert.ok(s.notes.some((n) => /^LiveEdit of fallback\.js not applied: a function of it stayed active .*reached by breakpoints instead/.test(n)), s.notes.join('\n'));
+  assert.ok(s.notes.some((n) => /1 point\(s\) not placed \(a thrown exception cannot be caught by a breakpoint\): \/Code\/fallback\.js\/f exit \(throw\) at line 17/.test(n)), s.notes.join('\n'));
+  const res = (await s.resources('/Code/node:fs/existsSync'))[0];
+  assert.equal(res.prepared, 'wrap');
+
+  // sum of 2i for i < 50 is 2450; every existsSync(__filename) is true
+  assert.equal((await t.request('run 50', /done (\d+) (\d+)/))[0], 'done 2450 50');
+  await s.sample();
+  const v = (n: string) => s.value(n);
+  assert.deepEqual([v('n'), v('big'), v('x'), v('k'), v('g'), v('e'), v('yes')], [50, 39, 50, 100, 50, 50, 50]);
+
+  await s.removeProbe(entry.id);
+  await t.request('run 10', /done 90 10/);
+  await s.sample();
+  assert.deepEqual([v('n'), v('big'), v('e')], [50, 39, 60], 'n is off; none of 0..9 is over 10');
+
+  await s.detach();
+  assert.equal((await t.request('same', /same (\w+)/))[1], 'true', 'fs.existsSync is the original function again');
+  assert.equal((await t.request('run 50', /done (\d+) (\d+)/))[0], 'done 2450 50');
+});
+
+test('launched: a built-in function is wrapped from the first line', async () => {
+  const s = await Session.launch([process.execPath, fallback], ['/Code/node:fs/existsSync.entry: e++'], { stdio: 'pipe', cwd: FIXTURES });
+  const out = programOutput(s.child!);
+  after(() => s.child?.kill());
+  await out.until(/ready/);
+  out.send('run 30');
+  await out.until(/done 870 30/);
+  await s.sample();
+  assert.equal(s.value('e'), 30);
+  await s.detach();
+});
+
+test('a script refused for its LiveEdit pause is reached by a breakpoint instead', async () => {
+  const t = new Target(path.join(FIXTURES, 'typescript-loaded.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  const r = await s.probe('/Code/**/typescript.js/createSourceFile@33019.entry: c++');
+  assert.ok(r.byBreakpoint >= 1 && r.bySlot === 0, JSON.stringify(r));
+  assert.ok(s.notes.some((n) => /^refused to LiveEdit .*typescript\.js: it would pause the target for about \d+ ms \(script \d+\.\d MB, heap \d+ MB\), over the limit of 2000 ms \(--max-pause\); its points are reached by breakpoints instead/.test(n)), s.notes.join('\n'));
+  await t.request('parse 7', /parsed 7/);
+  await s.sample();
+  assert.equal(s.value('c'), 7);
+  await s.detach();
+  assert.match((await t.request('v', /version (\S+)/))[1], /^\d/);
+
+  // the command line says the same, at once
+  const cli = spawnSync(process.execPath, [CLI, 'attach', String(t.pid), '-d', '0.5', '-p', '/Code/**/typescript.js/createSourceFile@33019.entry: c++'], { encoding: 'utf8', cwd: FIXTURES });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(cli.stderr, /paranode: probe 1 placed at \d+ point\(s\) \(\d+ by breakpoint\): /);
+  assert.match(cli.stderr, /note: refused to LiveEdit .*typescript\.js: it would pause the target for about \d+ ms/);
+});
