@@ -10,6 +10,7 @@
 // functions, and the LiveEdit planner (correctly) leaves most of these small
 // functions without slots on the attach path.
 'use strict';
+const path = require('path');
 
 let sink = 0;
 const hand = new Float64Array(4);
@@ -97,9 +98,14 @@ function loopCpuUsage(n) {
   let s = 0; for (let i = 0; i < n; i++) s += process.cpuUsage().user; return s;
 }
 
+// loopBuiltin: a built-in function called through its module's exports (wrapped by paranode)
+function loopBuiltin(n) {
+  let s = 0; for (let i = 0; i < n; i++) s += path.isAbsolute('/x') ? 1 : 0; return s;
+}
+
 const rows = {
   empty: loopEmpty, nop: loopNop, count: loopCount, pred: loopPred, timer: loopTimer, cputimer: loopCpuTimer,
-  hand: loopHand, now: loopNow, cpuusage: loopCpuUsage,
+  hand: loopHand, now: loopNow, cpuusage: loopCpuUsage, builtin: loopBuiltin,
 };
 
 // run: time one batch

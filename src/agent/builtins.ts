@@ -7,8 +7,9 @@
 // `name`, `length` and `instanceof` behave as before. It is installed only
 // while something is switched on in the function, and the ES-module bindings
 // of the built-ins are re-synchronised each time. Calls through references
-// taken before the wrapper went in (const { readFileSync } = require('fs')) and
-// calls inside Node's own code do not pass through it: that is reported.
+// taken before the wrapper went in (const { readFileSync } = require('fs'))
+// do not pass through it, while Node's own calls through the exports object do:
+// that is reported.
 import type { FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { Runtime } from './runtime';
 

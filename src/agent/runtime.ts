@@ -266,13 +266,13 @@ export class Runtime {
     const rec = this.scripts.get(no);
     if (!rec) return;
     const fnInfo = rec.analysis.functions[fn];
-    let arr = rec.handlers.get(fn);
-    if (!arr) {
-      arr = new Array(2 * fnInfo.points.length).fill(noop);
-      rec.handlers.set(fn, arr);
-    }
+    // a new frozen array per change: V8 folds element loads from a frozen constant,
+    // so with the constant guard cell the handler call is as good as written inline
+    const arr = [...(rec.handlers.get(fn) ?? new Array(2 * fnInfo.points.length).fill(noop))];
     const list = this.at.get(key) ?? [];
     arr[slot] = list.length ? this.compile(list) : noop;
+    Object.freeze(arr);
+    rec.handlers.set(fn, arr);
     const any = arr.some((h) => h !== noop);
     rec.setGuard(fn, any && this.active ? arr : 0);
   }

@@ -1,6 +1,7 @@
 // The public library API.
 export { Session, ParanodeError } from './session';
-export type { SessionOptions, Resource, MetricValue } from './session';
+export type { SessionOptions, Resource, MetricValue, ProbeResult } from './session';
+export type { ThreadLimits } from './thread';
 export { AttachError } from '../inspector/process-control';
 export { SnippetError } from '../instrument/snippet';
 export { ProbeSyntaxError, parseProbe } from '../instrument/probe';

@@ -14,18 +14,10 @@ import { WorkerTransport } from '../inspector/worker-transport';
 import { TimeHistogram } from '../data/histogram';
 import { codeGlobToRegex, parseProbe, pointClass, ProbeRequest } from '../instrument/probe';
 import { compileSnippet } from '../instrument/snippet';
-import { ParanodeError, R, Sample, TargetThread } from './thread';
+import { ParanodeError, R, Sample, TargetThread, ThreadLimits } from './thread';
 
-export interface SessionOptions {
-  /** the longest pause (ms) a LiveEdit may cause the target; longer ones are refused */
-  maxPauseMs?: number;
-  /** how long (ms) a LiveEdit is retried while a function it changes is active before breakpoints are used instead */
-  activeWaitMs?: number;
-  /**
-   * At most this many points per thread are reached by breakpoints (each hit
-   * costs a debugger evaluation, 0.1-0.4 ms); 0 turns the fallback off. Default 200.
-   */
-  maxBreakpoints?: number;
+/** maxPauseMs, activeWaitMs, maxBreakpoints, planLimitMs: see ThreadLimits */
+export interface SessionOptions extends ThreadLimits {
   /** histogram buckets */
   buckets?: number;
   /** for launch: where the program's stdin/stdout/stderr go */
@@ -103,7 +95,7 @@ export class Session extends EventEmitter {
     private readonly relayThreadId: number) {
     super();
     this.exitPromise = new Promise((r) => (this.resolveExit = r));
-    this.main = new TargetThread(0, cdp, cwd, opts.maxPauseMs ?? 2000, this.notes, opts.activeWaitMs, opts.maxBreakpoints);
+    this.main = new TargetThread(0, cdp, cwd, opts, this.notes);
     this.threads.set(0, this.main);
     cdp.on('NodeWorker.attachedToWorker', (p: any) => {
       // bounded: a thread that never answers must not hold up the session
@@ -189,7 +181,7 @@ export class Session extends EventEmitter {
       wcdp.close();
       return;
     }
-    const t = new TargetThread(id, wcdp, this.cwd, this.opts.maxPauseMs ?? 2000, this.notes, this.opts.activeWaitMs, this.opts.maxBreakpoints);
+    const t = new TargetThread(id, wcdp, this.cwd, this.opts, this.notes);
     try {
       await t.enable();
       if (p.waitingForDebugger) {

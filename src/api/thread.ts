@@ -4,7 +4,7 @@ import * as path from 'path';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { FallbackPoint, ProbeSpec } from '../agent/runtime';
 import { Cdp } from '../inspector/cdp';
-import { planLiveEdit, predictPauseMs } from '../instrument/liveedit';
+import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../instrument/liveedit';
 import { codeGlobToRegex } from '../instrument/probe';
 import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, positionMap, toLocation, UNREACHABLE } from '../instrument/breakpoint';
 
@@ -16,6 +16,18 @@ export class ParanodeError extends Error {}
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[] }
 export interface RuntimeScript { no: number; module: string; filename: string; how: 'load' | 'liveedit' | 'breakpoint' | 'wrap'; functions: FunctionInfo[] }
+
+/** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
+export interface ThreadLimits {
+  /** refuse a LiveEdit predicted to pause longer (2000 ms) */
+  maxPauseMs?: number;
+  /** retry a LiveEdit blocked by an active function this long (5000 ms) */
+  activeWaitMs?: number;
+  /** points reached by breakpoints, at most (200) */
+  maxBreakpoints?: number;
+  /** give up planning a LiveEdit after this long (60000 ms) */
+  planLimitMs?: number;
+}
 
 /** How many of a probe's points each mechanism took in one thread. */
 export interface PlacedCounts { slot: number; breakpoint: number; wrap: number; missed: number }
@@ -59,8 +71,16 @@ export class TargetThread {
    * @param id 0 for the main thread, else the worker's threadId
    * @param notes where to report what could not be done
    */
-  constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, private readonly maxPauseMs: number,
-    private readonly notes: string[], private readonly activeWaitMs = 5000, private readonly maxBreakpoints = 200) {
+  private readonly maxPauseMs: number;
+  private readonly activeWaitMs: number;
+  private readonly maxBreakpoints: number;
+  private readonly planLimitMs: number;
+
+  constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
+    this.maxPauseMs = limits.maxPauseMs ?? 2000;
+    this.activeWaitMs = limits.activeWaitMs ?? 5000;
+    this.maxBreakpoints = limits.maxBreakpoints ?? 200;
+    this.planLimitMs = limits.planLimitMs ?? 60000;
     cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
   }
 
@@ -145,7 +165,7 @@ export class TargetThread {
     if (r.wrapped && !this.wrapNoted) {
       this.wrapNoted = true;
       this.notes.push(`built-in functions are reached by wrapping their exports: calls through references taken before the probe ` +
-        `(const { f } = require(...)) and calls from inside Node.js itself are not seen`);
+        `(const { f } = require(...)) are not seen, and Node.js's own calls through the exports object are counted too`);
     }
     const missed = new Map<string, string[]>();
     for (const fp of r.fallback) {
@@ -242,7 +262,13 @@ export class TargetThread {
         `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${this.maxPauseMs} ms (--max-pause)`);
     }
     const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    const plan = planLiveEdit(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd });
+    let plan: LiveEditPlan;
+    try {
+      plan = await planLiveEditOffThread(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd }, this.planLimitMs);
+    } catch (e) {
+      if (e instanceof PlanTimeout) throw new LiveEditRefused(`LiveEdit of ${sc.module} not made: ${e.message} (planLimitMs)`);
+      throw e;
+    }
     await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
     const deadline = Date.now() + this.activeWaitMs;
     for (;;) {

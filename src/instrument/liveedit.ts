@@ -2,6 +2,8 @@
 // slots at all its points, predicted safe against V8's diff before it is sent,
 // refused when its predicted pause is over the limit, retried while a function
 // it changes is active, and verified after.
+import * as path from 'path';
+import { Worker } from 'worker_threads';
 import { analyzeScript, AnalyzedFunction, Naming, ScriptAnalysis } from '../analysis/functions';
 import { applyInsertions, bodyEnd, Insertion, planInsertions } from './transform';
 import { compareStrings, damagedLiterals, Literal, v8LiteralStart } from './liveedit-diff';
@@ -125,4 +127,25 @@ function literalsAfter(oldLits: Literal[], ins: Insertion[]): Literal[] {
     start: l.start + shiftBefore(l.start, true),
     end: l.end + shiftBefore(l.end, false),
   }));
+}
+
+/**
+ * planLiveEdit in a worker thread, given up after limitMs (then rejects with
+ * PlanTimeout, so that the caller can fall back to another mechanism).
+ */
+export function planLiveEditOffThread(source: string, scriptNo: number, heapBytes: number, naming: Naming, limitMs: number): Promise<LiveEditPlan> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(path.join(__dirname, 'plan-worker.js'), { workerData: { source, scriptNo, heapBytes, naming } });
+    const timer = setTimeout(() => { void w.terminate(); reject(new PlanTimeout(limitMs)); }, limitMs);
+    w.once('message', (m: { plan?: LiveEditPlan; error?: string }) => {
+      clearTimeout(timer);
+      void w.terminate();
+      if (m.plan) resolve(m.plan); else reject(new Error(m.error));
+    });
+    w.once('error', (e) => { clearTimeout(timer); reject(e); });
+  });
+}
+
+export class PlanTimeout extends Error {
+  constructor(readonly limitMs: number) { super(`planning the LiveEdit took longer than ${limitMs / 1000} s`); }
 }
