@@ -78,3 +78,17 @@ test('a script refused for its LiveEdit pause is reached by a breakpoint instead
   assert.match(cli.stderr, /paranode: probe 1 placed at \d+ point\(s\) \(\d+ by breakpoint\): /);
   assert.match(cli.stderr, /note: refused to LiveEdit .*typescript\.js: it would pause the target for about \d+ ms/);
 });
+
+test('a LiveEdit whose planning takes longer than planLimitMs gives way to breakpoints', async () => {
+  const t = new Target(path.join(FIXTURES, 'esprima-attach.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid, { planLimitMs: 50 });
+  const r = await s.probe('/Code/**/esprima/dist/esprima.js/parseScript.entry: c++');
+  assert.deepEqual([r.byBreakpoint, r.bySlot], [1, 0]);
+  assert.ok(s.notes.some((n) => /^LiveEdit of .*esprima\.js not made: planning the LiveEdit took longer than 0\.05 s \(planLimitMs\); its points are reached by breakpoints/.test(n)), s.notes.join('\n'));
+  for (let i = 0; i < 2; i++) await t.request('go', /\nend\n/);
+  await s.sample();
+  assert.equal(s.value('c'), 2);
+  await s.detach();
+});
