@@ -9,13 +9,17 @@
 'use strict';
 
 function noop() { /* a handler slot with nothing in it */ }
-// the shared pass-through helper of exit slots, as the runtime installs it
+// the shared pass-through helper of exit slots as it was at cf550dd, and as the runtime installs it now
 const P = function (G, s, v) { if (G) G[s](v); return v; };
+const P2 = function (G, s, v) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
 Object.defineProperty(globalThis, '$pnP', { value: P, writable: false, configurable: false, enumerable: false });
-// in a real program every function's exit goes through $pnP: make its call site megamorphic
-for (let k = 0; k < 10; k++) {
-  const a = new Array(8).fill(0).map(() => function () { /* other handlers */ });
-  for (let i = 0; i < 1000; i++) P(a, k % 8, i);
+Object.defineProperty(globalThis, '$pnP2', { value: P2, writable: false, configurable: false, enumerable: false });
+// in a real program every function's exit goes through the helper: make its call site megamorphic
+for (const helper of [P, P2]) {
+  for (let k = 0; k < 10; k++) {
+    const a = new Array(8).fill(0).map(() => function () { /* other handlers */ });
+    for (let i = 0; i < 1000; i++) helper(a, k % 8, i);
+  }
 }
 
 const VARIANTS = [
@@ -25,6 +29,8 @@ const VARIANTS = [
   ['noexit', 'the same without the exit slot (`return e` instead of `return $pnP(G,2,e)`)'],
   ['entryonly', 'entry slot only'],
   ['ownhelper', 'as prepared, but the exit through a helper of its own (monomorphic)'],
+  ['now', 'as prepared now, switched on: the helper skips empty handlers, the guard is a constant cell holding a frozen array'],
+  ['nownop', 'the same with an empty snippet (`if (0) z++`)'],
   ['hand', 'reference: `C[0]++` written into the function by hand'],
 ];
 for (const [n] of VARIANTS) Object.defineProperty(globalThis, '$g_' + n, { value: 0, writable: true, configurable: true, enumerable: false });
@@ -49,6 +55,12 @@ function ownP(G, s, v) { if (G) G[s](v); return v; }
 function f_ownhelper(e) {if($g_ownhelper)$g_ownhelper[0](e);try{
   return ownP($g_ownhelper,2,e);;if($g_ownhelper)$g_ownhelper[4]();}catch($pnE){if($g_ownhelper)$g_ownhelper[6]();throw $pnE};
 }
+function f_now(e) {if($g_now)$g_now[0](e);try{
+  return $pnP2($g_now,2,e);;if($g_now)$g_now[4]();}catch($pnE){if($g_now)$g_now[6]();throw $pnE};
+}
+function f_nownop(e) {if($g_nownop)$g_nownop[0](e);try{
+  return $pnP2($g_nownop,2,e);;if($g_nownop)$g_nownop[4]();}catch($pnE){if($g_nownop)$g_nownop[6]();throw $pnE};
+}
 function f_hand(e) {
   C[1]++;
   return e;
@@ -59,11 +71,18 @@ const C = new Float64Array(4);
 const loops = new Function('C', src)(C);
 // the handler the runtime compiles for the snippet `c++`
 const counter = new Function('C', 'T', 'now', 'cpu', 'return function($0,$1,$2,$3,$4,$5,$6,$7){try{C[0]++}catch(e){}}')(C);
+const empty = new Function('C', 'T', 'now', 'cpu', 'return function($0,$1,$2,$3,$4,$5,$6,$7){try{if(0)C[1]++}catch(e){}}')(C);
+// warm every variant up with its guard off, as a prepared program runs before a probe comes
+for (const [n] of VARIANTS) loops['l_' + n](1e6);
 for (const [n] of VARIANTS) {
   if (n === 'base' || n === 'hand') continue;
   const handlers = new Array(8).fill(noop);
-  handlers[0] = counter;
-  globalThis['$g_' + n] = handlers;
+  handlers[0] = n === 'nownop' ? empty : counter;
+  if (n === 'now' || n === 'nownop') {
+    // what the runtime's setConstGlobal and rebuild do: a fresh cell, a frozen array
+    delete globalThis['$g_' + n];
+    Object.defineProperty(globalThis, '$g_' + n, { value: Object.freeze(handlers), writable: true, configurable: true, enumerable: false });
+  } else globalThis['$g_' + n] = handlers;
 }
 
 const N = 2e7;
