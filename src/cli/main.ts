@@ -9,6 +9,8 @@ import { renderTable } from './live-view';
 interface CommonOpts { probe: string[]; duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+/** notes already printed as they came (the final summary prints only the rest) */
+let shownNotes = 0;
 const positive = (what: string) => (v: string) => {
   const n = Number(v);
   if (!(n > 0)) throw new InvalidArgumentError(`${what} must be a positive number`);
@@ -62,7 +64,7 @@ function finish(s: Session, opts: CommonOpts, why: string): void {
   }
   if (!opts.quiet) {
     process.stderr.write(`paranode: ${why}\n` + renderTable(metrics, s.elapsedSeconds));
-    for (const n of s.notes) process.stderr.write(`note: ${n}\n`);
+    for (const n of s.notes.slice(shownNotes)) process.stderr.write(`note: ${n}\n`);
   }
   if (s.child && s.exitCode !== null) process.exitCode = s.exitCode;
 }
@@ -94,6 +96,7 @@ async function main(argv: string[]): Promise<void> {
           process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s)${how.length ? ` (${how.join(', ')})` : ''}` +
             `${r.notPlaced ? `, ${r.notPlaced} not placed` : ''}: ${p}\n`);
           for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
+          shownNotes = s.notes.length;
         }
       } catch (e) {
         await s.detach();
