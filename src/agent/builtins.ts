@@ -77,33 +77,23 @@ function wrappables(exports: unknown): Wrappable[] {
 function wrapper(t: Wrappable, sync: () => void): (v: unknown) => void {
   const original = t.holder[t.key] as (...a: unknown[]) => unknown;
   let G: any = 0;
+  // the handlers in force when the call began run around it: entry, then exit by return or by throw
+  const around = (args: unknown[], run: () => unknown): unknown => {
+    const h = G;
+    if (h) h[0](...args);
+    let r;
+    try {
+      r = run();
+    } catch (e) {
+      if (h) h[4]();
+      throw e;
+    }
+    if (h) h[2](r);
+    return r;
+  };
   const proxy = new Proxy(original, {
-    apply(target, self, args) {
-      const h = G;
-      if (h) h[0](...args);
-      let r;
-      try {
-        r = Reflect.apply(target, self, args);
-      } catch (e) {
-        if (h) h[4]();
-        throw e;
-      }
-      if (h) h[2](r);
-      return r;
-    },
-    construct(target, args, newTarget) {
-      const h = G;
-      if (h) h[0](...args);
-      let r;
-      try {
-        r = Reflect.construct(target, args, newTarget);
-      } catch (e) {
-        if (h) h[4]();
-        throw e;
-      }
-      if (h) h[2](r);
-      return r;
-    },
+    apply: (target, self, args) => around(args, () => Reflect.apply(target, self, args)),
+    construct: (target, args, newTarget) => around(args, () => Reflect.construct(target, args, newTarget)) as object,
   });
   const put = (value: unknown) => {
     const d = Object.getOwnPropertyDescriptor(t.holder, t.key);

@@ -6,6 +6,7 @@
 // handler body is wrapped, and every entry point here catches.
 import * as path from 'path';
 import { fileURLToPath } from 'url';
+import { describePoint } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 
@@ -385,10 +386,6 @@ function setConstGlobal(name: string, v: unknown): void {
   if (g[name] === v) return;
   delete g[name];
   Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false });
-}
-
-function describePoint(p: ScriptAnalysis['functions'][number]['points'][number]): string {
-  return p.kind === 'exit' ? `exit (${p.exit}) at line ${p.line}` : `${p.kind}${p.callee ? ` ${p.callee}` : ''} at line ${p.line}`;
 }
 
 function pointMatches(sel: string, p: ScriptAnalysis['functions'][number]['points'][number]): boolean {

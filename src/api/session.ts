@@ -6,7 +6,7 @@ import { EventEmitter } from 'events';
 import * as os from 'os';
 import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
-import type { ProbeSpec } from '../agent/runtime';
+import type { Mechanism, ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
@@ -33,7 +33,7 @@ export interface Resource {
   line: number;
   column: number;
   /** how its points are reached: slots prepared at load or by LiveEdit, breakpoints, a wrapper, or not prepared yet */
-  prepared: 'load' | 'liveedit' | 'breakpoint' | 'wrap' | 'no';
+  prepared: Mechanism | 'no';
   /** 'main' or a worker's thread id */
   thread: string;
   points: FunctionInfo['points'];

@@ -1,8 +1,9 @@
 // One thread of a target (the main thread or a worker): its CDP session, the
 // scripts it has loaded, the LiveEdits made in it, and its in-target runtime.
 import * as path from 'path';
+import { describePoint } from '../analysis/describe';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
-import type { FallbackPoint, ProbeSpec } from '../agent/runtime';
+import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
 import { Cdp } from '../inspector/cdp';
 import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../instrument/liveedit';
 import { codeGlobToRegex } from '../instrument/probe';
@@ -15,7 +16,7 @@ export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[] }
-export interface RuntimeScript { no: number; module: string; filename: string; how: 'load' | 'liveedit' | 'breakpoint' | 'wrap'; functions: FunctionInfo[] }
+export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
 export interface ThreadLimits {
@@ -67,15 +68,15 @@ export class TargetThread {
   private readonly files: string[] = [];
   private wrapNoted = false;
 
-  /**
-   * @param id 0 for the main thread, else the worker's threadId
-   * @param notes where to report what could not be done
-   */
   private readonly maxPauseMs: number;
   private readonly activeWaitMs: number;
   private readonly maxBreakpoints: number;
   private readonly planLimitMs: number;
 
+  /**
+   * @param id 0 for the main thread, else the worker's threadId
+   * @param notes where to report what could not be done
+   */
   constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
     this.maxPauseMs = limits.maxPauseMs ?? 2000;
     this.activeWaitMs = limits.activeWaitMs ?? 5000;
@@ -113,8 +114,8 @@ export class TargetThread {
   }
 
   /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
-  async unprepared(glob: string, registered?: Set<string>): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
-    registered ??= await this.registeredFiles();
+  async unprepared(glob: string): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
+    const registered = await this.registeredFiles();
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
     for (const script of this.loaded.values()) {
       if (registered.has(script.filename) || this.edited.has(script.scriptId)) continue;
@@ -175,7 +176,7 @@ export class TargetThread {
       counts.missed++;
       const sc = this.fallbackScripts.get(fp.no);
       const fn = sc?.functions[fp.fn];
-      const where = fn ? `/Code/${fn.module ?? sc!.module}/${fn.name} ${describe(fn.points[fp.point])}` : `script ${fp.no}`;
+      const where = fn ? `/Code/${fn.module ?? sc!.module}/${fn.name} ${describePoint(fn.points[fp.point])}` : `script ${fp.no}`;
       missed.set(why, [...(missed.get(why) ?? []), where]);
     }
     for (const [why, where] of missed) {
@@ -235,7 +236,7 @@ export class TargetThread {
     this.locations.set(locKey, bp);
     this.slotAt.set(key, locKey);
     await this.setBreakpoint(bp);
-    if (p.kind === 'exit' && usesReturn) this.notes.push(`/Code/${fn.module ?? sc.module}/${fn.name} ${describe(p)}: by breakpoint, $return reads undefined there`);
+    if (p.kind === 'exit' && usesReturn) this.notes.push(`/Code/${fn.module ?? sc.module}/${fn.name} ${describePoint(p)}: by breakpoint, $return reads undefined there`);
     return null;
   }
 
@@ -335,8 +336,4 @@ function moduleMayMatch(glob: string, module: string): boolean {
   // named by a source map (e.g. a .ts file): the generated script's path says nothing
   if (!/\.[cm]?js$|\*$/.test(g.slice(0, cut))) return true;
   try { return new RegExp(codeGlobToRegex('/Code/' + g.slice(0, cut))).test(module); } catch { return true; }
-}
-
-function describe(p: FunctionInfo['points'][number]): string {
-  return p.kind === 'exit' ? `exit (${p.exit}) at line ${p.line}` : `${p.kind}${p.callee ? ` ${p.callee}` : ''} at line ${p.line}`;
 }
