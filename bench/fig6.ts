@@ -28,13 +28,13 @@ const MODE_TITLE: Record<Mode, string> = {
   attach: '`Session.attach` (LiveEdit), then probes',
 };
 
-const ROWS = ['empty', 'nop', 'count', 'pred', 'timer', 'cputimer', 'hand', 'now', 'cpuusage', 'builtin'] as const;
+const ROWS = ['empty', 'nop', 'count', 'pred', 'timer', 'cputimer', 'hand', 'hand32', 'now', 'cpuusage', 'builtin'] as const;
 type Row = typeof ROWS[number];
 
 /** calls per batch: about 0.1-0.4 s of the slowest mode */
 function callsPerBatch(row: Row, quick: boolean): number {
   const full: Record<Row, number> = {
-    empty: 20e6, nop: 20e6, count: 20e6, pred: 20e6, hand: 20e6, timer: 2e6, now: 2e6, cputimer: 2e5, cpuusage: 2e5, builtin: 2e6,
+    empty: 20e6, nop: 20e6, count: 20e6, pred: 20e6, hand: 20e6, hand32: 20e6, timer: 2e6, now: 2e6, cputimer: 2e5, cpuusage: 2e5, builtin: 2e6,
   };
   return quick ? full[row] / 4 : full[row];
 }
@@ -159,7 +159,8 @@ export async function benchFig6(opts: BenchOptions): Promise<Section> {
       ['+ entry counter under a predicate `if ($arg[0] % 2 == 0) p++`', cell('plain', 'pred'), cell('launch', 'pred'), cell('late', 'pred'), cell('attach', 'pred')],
       ['+ entry/exit wall timer (`startWallTimer`/`stopTimer`)', cell('plain', 'timer'), cell('launch', 'timer'), cell('late', 'timer'), cell('attach', 'timer')],
       ['+ entry/exit process timer (`startProcessTimer`/`stopTimer`)', cell('plain', 'cputimer'), cell('launch', 'cputimer'), cell('late', 'cputimer'), cell('attach', 'cputimer')],
-      ['reference: counter written by hand in the source (`a[0]++`)', cell('plain', 'hand'), cell('launch', 'hand'), cell('late', 'hand'), cell('attach', 'hand')],
+      ['reference: counter written by hand in the source, `Float64Array` (`a[0]++`)', cell('plain', 'hand'), cell('launch', 'hand'), cell('late', 'hand'), cell('attach', 'hand')],
+      ['reference: the same with a `Uint32Array` (`u[0]++`, what `c++` compiles to)', cell('plain', 'hand32'), cell('launch', 'hand32'), cell('late', 'hand32'), cell('attach', 'hand32')],
       ['clock read alone: `performance.now()`', cell('plain', 'now'), cell('launch', 'now'), cell('late', 'now'), cell('attach', 'now')],
       ['clock read alone: `process.cpuUsage()`', cell('plain', 'cpuusage'), cell('launch', 'cpuusage'), cell('late', 'cpuusage'), cell('attach', 'cpuusage')],
       ['built-in call `path.isAbsolute(\'/x\')` (plain), + entry counter by wrapping (`/Code/node:path/isAbsolute.entry: w++`)', cell('plain', 'builtin'), cell('launch', 'builtin'), cell('late', 'builtin'), cell('attach', 'builtin')],

@@ -36,6 +36,35 @@ test('entry counter, call-site counters and a predicate count exactly', async ()
   s.child!.kill();
 });
 
+test('every counter operation counts exactly, also across the 32-bit wrap of the fast counters', async () => {
+  const { s, send, until } = await launched([
+    '/Code/counted.js/f.entry: n++',
+    '/Code/counted.js/f.entry: one += 1',
+    '/Code/counted.js/f.entry: half += 0.5',
+    '/Code/counted.js/f.entry: down -= 1',
+    '/Code/counted.js/f.entry: dec--',
+    '/Code/counted.js/f.entry: last = $arg[0]',
+    '/Code/counted.js/f.entry: if (n > 700) late++',
+    '/Code/counted.js/f.exit: n2 = n + 1',
+  ]);
+  // move n's 32-bit cell to just below the wrap, keeping its value: the next 777 calls cross it
+  const cdp = (s as any).cdp;
+  await cdp.evaluate(`(() => { const r = globalThis[Symbol.for('paranode.runtime')], i = r.counterIndex.get('n'); r.U[i] = 2 ** 32 - 100; r.L[i] = r.U[i]; })()`);
+  send('777');
+  await until(/done/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 777);
+  assert.equal(value(s, 'one'), 777);
+  assert.equal(value(s, 'half'), 388.5);
+  assert.equal(value(s, 'down'), -777);
+  assert.equal(value(s, 'dec'), -777);
+  assert.equal(value(s, 'last'), 876); // the last call is f(776 + 100)
+  assert.equal(value(s, 'late'), 77);
+  assert.equal(value(s, 'n2'), 778);
+  await s.detach();
+  s.child!.kill();
+});
+
 test('a wall timer around a function that sleeps synchronously reads the sleep time', async () => {
   const { s, send, until } = await launched([
     '/Code/counted.js/sleepSync.entry: startWallTimer(t)',

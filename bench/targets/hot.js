@@ -14,6 +14,7 @@ const path = require('path');
 
 let sink = 0;
 const hand = new Float64Array(4);
+const hand32 = new Uint32Array(4);
 
 // fEmpty: the uninstrumented call (and, under paranode, prepared with nothing on)
 function fEmpty(e) {
@@ -49,6 +50,12 @@ function fCpuTimer(u) {
 function fHand(h) {
   hand[0]++;
   return h; // fHand
+}
+
+// fHand32: the same with a 32-bit integer cell, the kind paranode's `c++` uses (reference, not paranode)
+function fHand32(k) {
+  hand32[0]++;
+  return k; // fHand32
 }
 
 // driver loops, one per row
@@ -88,6 +95,11 @@ function loopHand(n) {
   let s = 0; for (let i = 0; i < n; i++) s += fHand(i); return s;
 }
 
+// loopHand32
+function loopHand32(n) {
+  let s = 0; for (let i = 0; i < n; i++) s += fHand32(i); return s;
+}
+
 // loopNow: clock read alone
 function loopNow(n) {
   let s = 0; for (let i = 0; i < n; i++) s += performance.now(); return s;
@@ -105,7 +117,7 @@ function loopBuiltin(n) {
 
 const rows = {
   empty: loopEmpty, nop: loopNop, count: loopCount, pred: loopPred, timer: loopTimer, cputimer: loopCpuTimer,
-  hand: loopHand, now: loopNow, cpuusage: loopCpuUsage, builtin: loopBuiltin,
+  hand: loopHand, hand32: loopHand32, now: loopNow, cpuusage: loopCpuUsage, builtin: loopBuiltin,
 };
 
 // run: time one batch

@@ -15,7 +15,7 @@ type Handler = (...args: unknown[]) => void;
 export const RUNTIME_KEY = Symbol.for('paranode.runtime');
 
 export interface CompiledSnippet {
-  /** JS statement text; counters as C[__c_NAME], timers via __ts_w/__ts_c/__tp_w/__tp_c(__t_NAME) */
+  /** JS statement text; counters as C/U/F/L[__c_NAME], timers via __ts_w/__ts_c/__tp(__t_NAME) */
   body: string;
   counters: string[];
   timers: string[];
@@ -70,7 +70,16 @@ const MAX_TIMERS = 1 << 14;
 function noop(): void { /* disabled point */ }
 
 export class Runtime {
+  /**
+   * Counter i reads C[i] + F[i] + (U[i] - L[i]) mod 2^32. Snippets add whole
+   * constants to the 32-bit U (cheapest) and anything else to C; fold() moves
+   * U's progress into F before U can wrap twice: the tool samples at least
+   * once a second and a slot cannot run 2^32 times in that.
+   */
   readonly C = new Float64Array(MAX_COUNTERS);
+  readonly U = new Uint32Array(MAX_COUNTERS);
+  private readonly F = new Float64Array(MAX_COUNTERS);
+  private readonly L = new Uint32Array(MAX_COUNTERS);
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
   readonly T = new Float64Array(MAX_TIMERS * 4);
   readonly counterIndex = new Map<string, number>();
@@ -282,12 +291,12 @@ export class Runtime {
     const body = list.map((s) => `try{${s.body}}catch(e){}`).join('');
     const known = this.compiled.get(body);
     if (known) return known;
-    const factory = new Function('C', 'T', 'now', 'cpu',
+    const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu',
       `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
       `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
       `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
       `return function($0,$1,$2,$3,$4,$5,$6,$7){${body}}`);
-    const h = factory(this.C, this.T, this.now, this.cpu);
+    const h = factory(this.C, this.U, this.F, this.L, this.T, this.now, this.cpu);
     this.compiled.set(body, h);
     return h;
   }
@@ -308,7 +317,7 @@ export class Runtime {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
-    for (const [name, i] of this.counterIndex) counters.push([name, this.C[i]]);
+    for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);
     const timers: [string, number, boolean][] = [];
     for (const [name, i] of this.timerIndex) {
       const b = 4 * i;
@@ -324,6 +333,13 @@ export class Runtime {
     const notes = this.notes;
     this.notes = [];
     return { t: now, counters, timers, notes };
+  }
+
+  private counterValue(i: number): number {
+    const u = this.U[i];
+    this.F[i] += (u - this.L[i]) >>> 0;
+    this.L[i] = u;
+    return this.C[i] + this.F[i];
   }
 
   /** Switch every slot off (the prepared code stays, inert). */
@@ -345,8 +361,7 @@ export class Runtime {
       });
     }
     // a later session starts from zero
-    this.C.fill(0);
-    this.T.fill(0);
+    for (const a of [this.C, this.U, this.F, this.L, this.T]) a.fill(0);
     this.counterIndex.clear();
     this.timerIndex.clear();
     this.placed.clear();

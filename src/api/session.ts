@@ -80,6 +80,9 @@ export class Session extends EventEmitter {
   private readonly startMs = Date.now();
   private nextProbe = 1;
   private samplerTimer: NodeJS.Timeout | null = null;
+  /** samples at least once a second whatever the interval: the runtime's 32-bit counters must be folded before they wrap */
+  private readonly foldTimer: NodeJS.Timeout;
+  private lastSampleMs = 0;
   private intervalMs = 200;
   private detached = false;
   exited = false;
@@ -107,6 +110,8 @@ export class Session extends EventEmitter {
       this.workerSetups.add(setup);
     });
     cdp.on('close', () => this.onGone());
+    this.foldTimer = setInterval(() => { if (Date.now() - this.lastSampleMs >= 900) this.sample().catch(() => undefined); }, 1000);
+    this.foldTimer.unref();
     child?.once('exit', (code) => { this.exitCode = code; });
     if (cdp.closed) setImmediate(() => this.onGone());
   }
@@ -300,6 +305,7 @@ export class Session extends EventEmitter {
 
   /** Take one sample from every thread into the histograms. */
   async sample(): Promise<void> {
+    this.lastSampleMs = Date.now();
     const got = await Promise.all([...this.threads.values()].map(async (t) => {
       try { return [t.id, await t.sample()] as const; } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
     }));
@@ -377,6 +383,7 @@ export class Session extends EventEmitter {
 
   private onGone(): void {
     this.stopSampling();
+    clearInterval(this.foldTimer);
     if (!this.detached) {
       this.exited = true;
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
@@ -391,6 +398,7 @@ export class Session extends EventEmitter {
   async detach(): Promise<void> {
     if (this.detached || this.exited) return;
     this.stopSampling();
+    clearInterval(this.foldTimer);
     try {
       await this.sample();
       await this.cdp.send('NodeWorker.disable').catch(() => undefined);
