@@ -35,5 +35,7 @@ test('esprima attached after load, every function instrumented: output byte-iden
   // esprima.js has 430 functions; the entries of those LiveEdit would leave on their old code get no slot
   assert.ok(placed[0] > 300 && placed.slice(1).every((n) => n > 900), `points placed: ${placed}`);
   assert.ok(s.notes.some((n) => /no slot \(LiveEdit would leave this function on its old code\) in \d+ function\(s\): \S/.test(n)), s.notes.join('\n'));
+  // verified after applying: no closure of a function that got slots is left on its old code
+  assert.ok(!s.notes.some((n) => /LiveEdit left closures/.test(n)), s.notes.join('\n'));
   assert.ok(v('e') > 100000 && v('k') > 100000 && v('r') > 100000, `e ${v('e')} k ${v('k')} r ${v('r')}`);
 });

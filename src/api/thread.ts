@@ -6,6 +6,7 @@ import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functio
 import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
 import { Cdp } from '../inspector/cdp';
 import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../instrument/liveedit';
+import { AppliedEdit, findOldClosures } from '../instrument/liveedit-verify';
 import { codeGlobToRegex } from '../instrument/probe';
 import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, positionMap, toLocation, UNREACHABLE } from '../instrument/breakpoint';
 
@@ -57,6 +58,8 @@ interface FallbackScript {
 
 export class TargetThread {
   private readonly loaded = new Map<string, LoadedScript>();
+  /** every scriptId announced to the debugger (LiveEdit's hidden old copies never are) */
+  private readonly announced = new Set<string>();
   private readonly edited = new Map<string, { original: string; no: number }>();
   /** runtime script number -> what placing breakpoints in it needs */
   private readonly fallbackScripts = new Map<number, FallbackScript>();
@@ -92,6 +95,7 @@ export class TargetThread {
   }
 
   private onScript(p: any): void {
+    this.announced.add(p.scriptId);
     const url: string = p.url ?? '';
     if (!url || url.startsWith('node:')) return;
     let filename = url;
@@ -148,6 +152,7 @@ export class TargetThread {
   async addProbe(spec: ProbeSpec, resource: string): Promise<PlacedCounts | null> {
     const re = new RegExp(spec.match);
     let matched = false;
+    const applied: AppliedEdit[] = [];
     for (const { script, functions } of await this.unprepared(resource)) {
       if (!functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`))) continue;
       matched = true;
@@ -155,12 +160,13 @@ export class TargetThread {
       this.analyses.delete(script.scriptId);
       const source = await this.source(script);
       try {
-        await this.prepareLoaded(script, source);
+        applied.push(await this.prepareLoaded(script, source));
       } catch (e) {
         if (!(e instanceof LiveEditRefused)) throw e;
         await this.registerForBreakpoints(script, source, analysis, e.message);
       }
     }
+    if (applied.length) await this.verifyEdits(applied);
     const r = await this.cdp.evaluate<{ placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] }>(`${R}.addProbe(${JSON.stringify(spec)})`);
     const counts: PlacedCounts = { slot: r.placed, breakpoint: 0, wrap: r.wrapped, missed: 0 };
     if (r.wrapped && !this.wrapNoted) {
@@ -253,8 +259,22 @@ export class TargetThread {
     bp.id = r.breakpointId;
   }
 
+  /**
+   * Look for closures the LiveEdits left on old code (V8 answered Ok for them
+   * all): they run without slots, and no other mechanism can reach them.
+   */
+  private async verifyEdits(applied: AppliedEdit[]): Promise<void> {
+    const old = await findOldClosures(this.cdp, applied, this.announced);
+    const byModule = new Map<string, string[]>();
+    for (const o of old) byModule.set(o.edit.module, [...(byModule.get(o.edit.module) ?? []), o.fn.name]);
+    for (const [module, names] of byModule) {
+      this.notes.push(`${module}${this.id ? ` (thread ${this.id})` : ''}: LiveEdit left closures made before it on the old code of ` +
+        `${names.length} function(s): ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; calls through them are not counted`);
+    }
+  }
+
   /** Prepare an already-loaded script by one LiveEdit. */
-  private async prepareLoaded(sc: LoadedScript, source: string): Promise<void> {
+  private async prepareLoaded(sc: LoadedScript, source: string): Promise<AppliedEdit> {
     const heap = await this.cdp.send('Runtime.getHeapUsage');
     // refuse before planning: the prediction itself is costly on a huge script
     const predicted = predictPauseMs(heap.usedSize, source.length);
@@ -283,6 +303,10 @@ export class TargetThread {
       if (blocked) throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${this.activeWaitMs / 1000} s (${r.status})`);
       throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${r.status}`);
     }
+    // verified: the script holds the new text (closures are checked per batch, see verifyEdits)
+    if (await this.source(sc) !== plan.code) {
+      throw new LiveEditRefused(`LiveEdit of ${sc.module} answered Ok but the script kept its old text`);
+    }
     this.edited.set(sc.scriptId, { original: source, no });
     await this.cdp.agent('restore-plan', { thread: this.id, scripts: [{ scriptId: sc.scriptId, source }] }).catch(() => undefined);
     const noSlot = plan.unslotted.map((u) => [u.fn, u.point]);
@@ -299,6 +323,8 @@ export class TargetThread {
       this.notes.push(`${sc.module}${this.id ? ` (thread ${this.id})` : ''}: no slot (${reason}) in ${names.length} function(s): ` +
         `${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; probes there use breakpoints`);
     }
+    const changed = [...new Set(plan.ins.map((x) => x.fn))].map((f) => plan.analysis.functions[f]);
+    return { scriptId: sc.scriptId, module: sc.module, original: source, changed };
   }
 
   async sample(): Promise<Sample> {
