@@ -105,7 +105,9 @@ export class Runtime {
   private readonly at = new Map<string, SnippetAt[]>();
   private readonly perf = globalThis.performance;
   readonly now = (): number => this.perf.now();
-  readonly cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  /** process-time clock in ms: the thread's own (native, see native/thread_cpu.c) once a CPU timer is used */
+  cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  cpuClock: 'thread' | 'process' | null = null;
   cwd = process.cwd();
   active = true;
   /** undo steps registered by whoever hooked into the thread (the load hook) */
@@ -291,6 +293,7 @@ export class Runtime {
     const body = list.map((s) => `try{${s.body}}catch(e){}`).join('');
     const known = this.compiled.get(body);
     if (known) return known;
+    if (body.includes('__ts_c(')) this.useCpuClock();
     const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu',
       `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
       `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
@@ -299,6 +302,22 @@ export class Runtime {
     const h = factory(this.C, this.U, this.F, this.L, this.T, this.now, this.cpu);
     this.compiled.set(body, h);
     return h;
+  }
+
+  /**
+   * Load the per-thread CPU clock at the first process-time timer (so a target
+   * that never uses one never loads it). Without it, process.cpuUsage() counts
+   * every thread of the process.
+   */
+  useCpuClock(): void {
+    if (this.cpuClock) return;
+    try {
+      const m = require(path.join(__dirname, '..', '..', '..', 'build', 'Release', 'thread_cpu.node')) as { threadCpuMs: () => number };
+      if (m.threadCpuMs() >= 0) { this.cpu = m.threadCpuMs; this.cpuClock = 'thread'; return; }
+    } catch { /* not built */ }
+    this.cpuClock = 'process';
+    this.notes.push(`process-time timers read the whole process's CPU time (process.cpuUsage()): the per-thread clock ` +
+      `(native/thread_cpu.c) is not built here (npm run install); with busy worker threads they count the other threads' time too`);
   }
 
   /** A breakpoint's condition calls this: run handler `slot` of function `fn` of script `no`. */

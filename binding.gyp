@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "thread_cpu",
+      "sources": ["native/thread_cpu.c"]
+    }
+  ]
+}
