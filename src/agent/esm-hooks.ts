@@ -3,7 +3,7 @@
 // from its preamble when it runs.
 import { fileURLToPath } from 'url';
 
-interface HookData { active: Int32Array; own: string }
+interface HookData { active: Int32Array; own: string[] }
 
 let data: HookData | null = null;
 // script numbers of ES modules: a range of their own, apart from the runtime's
@@ -20,7 +20,7 @@ export async function load(url: string, context: unknown, nextLoad: (url: string
   const r = await nextLoad(url, context);
   if (!data || Atomics.load(data.active, 0) !== 1 || r.format !== 'module' || !url.startsWith('file:') || r.source == null) return r;
   const filename = fileURLToPath(url);
-  if (filename.startsWith(data.own)) return r;
+  if (data.own.some((d) => filename.startsWith(d))) return r;
   try {
     const { prepareModuleForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
     const source = typeof r.source === 'string' ? r.source : Buffer.from(r.source).toString('utf8');

@@ -1,5 +1,6 @@
 // Load-time preparation: every CommonJS module compiled after this is installed
 // gets slots at all its points before V8 ever sees it (no LiveEdit, no pause).
+import { isOwnCode, ownCodeDirs } from './own-code';
 import type { Runtime } from './runtime';
 
 const MARK = Symbol.for('paranode.cjsHook');
@@ -13,8 +14,7 @@ export function installEsmHook(rt: Runtime): void {
     const mod = require('module');
     if (typeof mod.register !== 'function') return;
     active = new Int32Array(new SharedArrayBuffer(4));
-    const own = require('path').resolve(__dirname, '..', '..');
-    mod.register(require('url').pathToFileURL(require('path').join(__dirname, 'esm-hooks.js')).href, { data: { active, own } });
+    mod.register(require('url').pathToFileURL(require('path').join(__dirname, 'esm-hooks.js')).href, { data: { active, own: ownCodeDirs() } });
     Object.defineProperty(g, KEY, { value: active, enumerable: false, configurable: true });
   }
   Atomics.store(active, 0, 1);
@@ -27,11 +27,11 @@ export function installCjsHook(rt: Runtime): void {
   if (proto._compile[MARK]) return;
   // load the preparer before hooking, so that it is never prepared itself
   const { prepareForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
-  const own = require('path').resolve(__dirname, '..', '..'); // our dist/
+  const own = ownCodeDirs();
   const original = proto._compile;
   const patched = function (this: unknown, content: string, filename: string) {
     let code = content;
-    if (rt.active && !filename.startsWith(own + '/')) {
+    if (rt.active && !isOwnCode(filename, own)) {
       try {
         code = prepareModule(rt, prepareForLoad, content, filename);
       } catch (e) {

@@ -5,6 +5,7 @@
 // including scripts loaded later. It never throws into the program: every
 // handler body is wrapped, and every entry point here catches.
 import * as path from 'path';
+import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { fileURLToPath } from 'url';
 import { describePoint } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
@@ -29,7 +30,7 @@ export interface ProbeSpec {
   exact?: string;
   /** regular expression source over "node:<name>" when the resource names built-in modules */
   builtins?: string;
-  /** entry | exit | calls | call:<callee> | await | resume */
+  /** entry | exit | throw | calls | call:<callee> | await | resume */
   point: string;
   where: 'preInsn' | 'postInsn';
   order: 'append' | 'prepend';
@@ -110,6 +111,10 @@ export class Runtime {
   cpuClock: 'thread' | 'process' | null = null;
   cwd = process.cwd();
   active = true;
+  /** thread values (whole-thread metrics) are in each sample once asked for */
+  private watching = false;
+  private gcMs = 0;
+  private gcObserver: PerformanceObserver | null = null;
   /** undo steps registered by whoever hooked into the thread (the load hook) */
   readonly onDeactivate: (() => void)[] = [];
 
@@ -331,8 +336,28 @@ export class Runtime {
     return false;
   }
 
+  /**
+   * Start measuring the thread's own values (CPU and wall time, garbage
+   * collection, event-loop activity): each sample carries them from now on.
+   */
+  watchThread(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.useCpuClock();
+    try {
+      this.gcObserver = new PerformanceObserver((list) => { for (const e of list.getEntries()) this.gcMs += e.duration; });
+      this.gcObserver.observe({ entryTypes: ['gc'] });
+    } catch { /* no GC data */ }
+  }
+
+  /** [cpu, wall, gc, event loop active, event loop idle], in ms since the thread started */
+  private threadValues(): number[] {
+    const elu = perf.eventLoopUtilization();
+    return [this.cpu(), this.now(), this.gcMs, elu.active, elu.idle];
+  }
+
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[] } {
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -348,10 +373,10 @@ export class Runtime {
       }
       timers.push([name, total / 1000, running]);
     }
-    if (!this.notes.length) return { t: now, counters, timers };
-    const notes = this.notes;
-    this.notes = [];
-    return { t: now, counters, timers, notes };
+    const out: ReturnType<Runtime['sample']> = { t: now, counters, timers };
+    if (this.watching) out.thread = this.threadValues();
+    if (this.notes.length) { out.notes = this.notes; this.notes = []; }
+    return out;
   }
 
   private counterValue(i: number): number {
@@ -364,6 +389,9 @@ export class Runtime {
   /** Switch every slot off (the prepared code stays, inert). */
   deactivate(): void {
     this.active = false;
+    this.gcObserver?.disconnect();
+    this.gcObserver = null;
+    this.watching = false;
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();
@@ -426,6 +454,7 @@ function pointMatches(sel: string, p: ScriptAnalysis['functions'][number]['point
   switch (sel) {
     case 'entry': return p.kind === 'entry';
     case 'exit': return p.kind === 'exit';
+    case 'throw': return p.kind === 'exit' && p.exit === 'throw';
     case 'calls': return p.kind === 'call';
     case 'await': return p.kind === 'await';
     case 'resume': return p.kind === 'resume';

@@ -63,7 +63,11 @@ export interface ProbeResult {
   notPlaced: number;
 }
 
-interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number }
+/** internal series of the threads' own values (see Runtime.watchThread) */
+export const THREAD_SERIES = '_pnt:';
+const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle'];
+
+interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
 export class Session extends EventEmitter {
   readonly notes: string[] = [];
@@ -71,6 +75,8 @@ export class Session extends EventEmitter {
   private readonly specs: ProbeSpec[] = [];
   /** probe id -> its resource glob */
   private readonly probeResources = new Map<number, string>();
+  /** probe id -> the only threads it is placed in */
+  private readonly probeThreads = new Map<number, Set<string>>();
   private readonly timerKinds = new Map<string, 'wall' | 'cpu'>();
   /** by focus + name; the process series sum the threads' increments */
   private readonly series = new Map<string, Series>();
@@ -83,6 +89,7 @@ export class Session extends EventEmitter {
   /** samples at least once a second whatever the interval: the runtime's 32-bit counters must be folded before they wrap */
   private readonly foldTimer: NodeJS.Timeout;
   private lastSampleMs = 0;
+  private watching = false;
   private intervalMs = 200;
   private detached = false;
   exited = false;
@@ -168,7 +175,9 @@ export class Session extends EventEmitter {
   }
 
   private agentConfig(): AgentConfig {
-    return { socketPath: '', token: '', finalPath: this.server.finalDir, prepareOnLoad: true, probes: this.specs, cwd: this.cwd };
+    // probes limited to some threads stay out of new ones
+    const probes = this.specs.filter((p) => !this.probeThreads.has(p.id));
+    return { socketPath: '', token: '', finalPath: this.server.finalDir, prepareOnLoad: true, probes, cwd: this.cwd };
   }
 
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
@@ -193,9 +202,13 @@ export class Session extends EventEmitter {
         await this.startAgentAtFirstScript(wcdp);
         // its main script was compiled before the load hook existed: LiveEdit it
         // once its top-level code has returned (retried while it is active)
-        for (const spec of this.specs) await t.addProbe(spec, this.probeResources.get(spec.id) ?? '/Code/**');
+        for (const spec of this.specs) {
+          if (this.probeThreads.get(spec.id)?.has(t.label) === false) continue;
+          await t.addProbe(spec, this.probeResources.get(spec.id) ?? '/Code/**');
+        }
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
+      if (this.watching) await wcdp.evaluate(`${R}.watchThread()`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
         if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
@@ -268,14 +281,27 @@ export class Session extends EventEmitter {
    * LiveEdit first; modules loaded later, and threads started later, match as they come.
    */
   async probe(text: string): Promise<ProbeResult> {
-    const req = parseProbe(text);
+    return this.place(parseProbe(text));
+  }
+
+  /**
+   * Place a parsed probe. `threads` limits it to some threads ('main' or worker
+   * ids; later threads are left out); `optional` keeps a probe that matches no
+   * function yet standing (it applies to matching code loaded later) instead of
+   * failing; `quiet` leaves the placement summary out of the notes (the Metric
+   * Manager lists its placements itself).
+   */
+  async place(req: ProbeRequest, opts: { threads?: string[]; optional?: boolean; quiet?: boolean } = {}): Promise<ProbeResult> {
+    const text = req.text;
     const spec = toSpec(req, this.nextProbe++, this.timerKinds);
     await this.settled();
     this.specs.push(spec);
     this.probeResources.set(spec.id, req.resource);
+    if (opts.threads) this.probeThreads.set(spec.id, new Set(opts.threads));
     const r: ProbeResult = { id: spec.id, placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
     let matched = false;
     for (const t of this.threads.values()) {
+      if (opts.threads && !opts.threads.includes(t.label)) continue;
       const n = await t.addProbe(spec, req.resource);
       if (!n) continue;
       matched = true;
@@ -286,11 +312,12 @@ export class Session extends EventEmitter {
     }
     r.placed = r.bySlot + r.byBreakpoint + r.byWrapping;
     if (!matched) {
-      this.specs.pop();
-      for (const t of this.threads.values()) await t.removeProbe(spec.id).catch(() => undefined);
+      if (opts.optional) return r;
+      await this.removeProbe(spec.id);
       throw new ParanodeError(`unknown resource: no function matches ${req.resource} in process ${this.pid}`);
     }
-    if (r.placed === 0 && r.notPlaced === 0) this.notes.push(`probe "${text}" matched functions but none of their points of kind ${req.point}`);
+    if (opts.quiet) return r;
+    if (r.placed === 0 && r.notPlaced === 0 && !opts.optional) this.notes.push(`probe "${text}" matched functions but none of their points of kind ${req.point}`);
     if (r.byBreakpoint || r.byWrapping || r.notPlaced) {
       this.notes.push(`probe "${text}": ${r.bySlot} point(s) by slot, ${r.byWrapping} by wrapping, ${r.byBreakpoint} by breakpoint, ${r.notPlaced} not placed`);
     }
@@ -300,6 +327,8 @@ export class Session extends EventEmitter {
   async removeProbe(id: number): Promise<void> {
     const i = this.specs.findIndex((s) => s.id === id);
     if (i >= 0) this.specs.splice(i, 1);
+    this.probeResources.delete(id);
+    this.probeThreads.delete(id);
     for (const t of this.threads.values()) await t.removeProbe(id);
   }
 
@@ -333,13 +362,41 @@ export class Session extends EventEmitter {
     };
     for (const [name, value] of s.counters) feed(name, 'count', value);
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
+    // thread values count from the first sample that has them, not from the thread's start
+    s.thread?.forEach((v, i) => {
+      const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
+      const key = `${threadFocus}\0${name}`;
+      const first = !this.series.has(key);
+      const own = this.seriesFor(threadFocus, name, 'seconds');
+      if (first) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
+      feed(name, 'seconds', v / 1000 - own.offset);
+    });
   }
+
+  /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
+  async watchThreads(): Promise<void> {
+    this.watching = true;
+    await this.settled();
+    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.watchThread()`).catch(() => undefined);
+  }
+
+  /**
+   * A series as sampled so far: per thread ('main' or a worker id), or for the
+   * whole process (undefined). Internal names included (metric instances use them).
+   */
+  sampled(name: string, thread?: string): { last: number; bucketSeconds: number; buckets: number[] } | undefined {
+    const focus = thread === undefined ? this.processFocus : `/Thread/${this.pid}/${thread}`;
+    const sr = this.series.get(`${focus}\0${name}`);
+    return sr && { last: sr.last, bucketSeconds: sr.h.bucketSeconds, buckets: sr.h.values() };
+  }
+
+  get processFocus(): string { return `/Process/${os.hostname()}:${this.pid}`; }
 
   private seriesFor(focus: string, name: string, units: 'count' | 'seconds'): Series {
     const key = `${focus}\0${name}`;
     let sr = this.series.get(key);
     if (!sr) {
-      sr = { name, focus, units, h: new TimeHistogram(this.opts.buckets ?? 64, 0.1), last: 0 };
+      sr = { name, focus, units, h: new TimeHistogram(this.opts.buckets ?? 64, 0.1), last: 0, offset: 0 };
       this.series.set(key, sr);
     }
     return sr;
@@ -362,7 +419,7 @@ export class Session extends EventEmitter {
    * series only where a worker thread has data of its own).
    */
   metrics(): MetricValue[] {
-    const all = [...this.series.values()];
+    const all = [...this.series.values()].filter((s) => !s.name.startsWith('_pn'));
     const workers = all.some((s) => s.focus.startsWith('/Thread/') && !s.focus.endsWith('/main'));
     return all
       .filter((s) => s.focus.startsWith('/Process/') || workers)

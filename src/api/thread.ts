@@ -4,19 +4,22 @@ import * as path from 'path';
 import { describePoint } from '../analysis/describe';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
+import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp } from '../inspector/cdp';
 import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../instrument/liveedit';
 import { AppliedEdit, findOldClosures } from '../instrument/liveedit-verify';
 import { codeGlobToRegex } from '../instrument/probe';
 import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, positionMap, toLocation, UNREACHABLE } from '../instrument/breakpoint';
 
+/** paranode's own code in the target: not the program's */
+const OWN = ownCodeDirs();
+
 export const R = `globalThis[Symbol.for('paranode.runtime')]`;
-const AGENT_ROOT = path.resolve(__dirname, '..');
 
 export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[] }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[] }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
@@ -101,7 +104,7 @@ export class TargetThread {
     let filename = url;
     if (url.startsWith('file://')) { try { filename = decodeURIComponent(new URL(url).pathname); } catch { return; } }
     if (!filename.startsWith('/')) return;
-    if (filename.startsWith(AGENT_ROOT + path.sep) || filename.includes(`${path.sep}node_modules${path.sep}acorn${path.sep}`)) return;
+    if (isOwnCode(filename, OWN)) return;
     this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: path.relative(this.cwd, filename) || filename });
   }
 

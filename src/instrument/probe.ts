@@ -8,7 +8,7 @@ export interface ProbeRequest {
   text: string;
   /** the resource glob, e.g. /Code/lib/*.js/parse */
   resource: string;
-  /** entry | exit | calls | call:<callee> | await | resume */
+  /** entry | exit | throw (exits by exception) | calls | call:<callee> | await | resume */
   point: string;
   where: 'preInsn' | 'postInsn';
   order: 'append' | 'prepend';
@@ -17,12 +17,12 @@ export interface ProbeRequest {
 
 export class ProbeSyntaxError extends Error {}
 
-const PROBE_RE = /^\s*(\/Code\/.+?)\.(entry|exit|calls|await|resume|call\(([^)]*)\))((?:\s+(?:preInsn|postInsn|append|prepend))*)\s*:(.*)$/s;
+const PROBE_RE = /^\s*(\/Code\/.+?)\.(entry|exit|throw|calls|await|resume|call\(([^)]*)\))((?:\s+(?:preInsn|postInsn|append|prepend))*)\s*:(.*)$/s;
 
 export function parseProbe(text: string): ProbeRequest {
   const m = PROBE_RE.exec(text);
   if (!m) {
-    throw new ProbeSyntaxError(`cannot read probe "${text}": expected '/Code/<module>/<function>.(entry|exit|calls|call(<callee>)|await|resume) [preInsn|postInsn] [append|prepend]: <snippet>'`);
+    throw new ProbeSyntaxError(`cannot read probe "${text}": expected '/Code/<module>/<function>.(entry|exit|throw|calls|call(<callee>)|await|resume) [preInsn|postInsn] [append|prepend]: <snippet>'`);
   }
   const words = m[4].trim().split(/\s+/).filter(Boolean);
   const where = words.includes('postInsn') ? 'postInsn' : 'preInsn';
@@ -51,5 +51,6 @@ export function codeGlobToRegex(resource: string): string {
 /** The snippet context of a point selector. */
 export function pointClass(point: string): 'entry' | 'exit' | 'call' | 'await' | 'resume' {
   if (point === 'calls' || point.startsWith('call:')) return 'call';
+  if (point === 'throw') return 'exit';
   return point as 'entry' | 'exit' | 'await' | 'resume';
 }

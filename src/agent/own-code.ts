@@ -1,0 +1,18 @@
+// paranode's own code inside a target (its dist/ and the packages the agent
+// loads there): never prepared, never listed as the program's resources.
+import * as path from 'path';
+
+const DIST = path.resolve(__dirname, '..', '..');
+
+/** Directories (with a trailing separator) holding code the agent runs in the target. */
+export function ownCodeDirs(): string[] {
+  const dirs = [DIST];
+  for (const pkg of ['acorn', 'source-map-js']) {
+    try { dirs.push(path.dirname(require.resolve(`${pkg}/package.json`))); } catch { /* not installed */ }
+  }
+  return dirs.map((d) => d + path.sep);
+}
+
+export function isOwnCode(filename: string, dirs = ownCodeDirs()): boolean {
+  return dirs.some((d) => filename.startsWith(d));
+}

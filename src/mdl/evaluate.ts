@@ -1,0 +1,148 @@
+// Evaluating MDL for a request: a metric and a focus become the snippets to
+// place (resource glob, point, placement, snippet text) and the constraint
+// flags they need. This is the part of MDL that runs when a request arrives
+// (the other part runs in the target as snippets).
+import * as acorn from 'acorn';
+import type { ConstraintDecl, ListRef, MetricDecl, PointRef, ResourceRef, Stmt } from './ast';
+import { MdlLibrary, visitIdentifiers } from './library';
+
+export class FocusError extends Error {}
+
+/** One resource of a focus, classified. */
+export type FocusPart =
+  | { hierarchy: '/Code'; kind: 'function' | 'module'; path: string }
+  | { hierarchy: '/Thread'; path: string; pid: number; thread: string }
+  | { hierarchy: '/Process'; path: string; pid: number }
+  | { hierarchy: '/Machine'; path: string; host: string }
+  | { hierarchy: '/SyncObject'; path: string };
+
+export interface Placement {
+  resource: string;
+  /** entry | exit | throw | calls | call:<callee> | await | resume */
+  point: string;
+  where: 'preInsn' | 'postInsn';
+  order: 'append' | 'prepend';
+  /** snippet text with the metric's and the flags' variables */
+  snippet: string;
+  /** items of a list may be absent from the program: dropped silently (and applied if they appear) */
+  optional: boolean;
+}
+
+/** A constraint flag: shared by every request that needs the same constraint on the same resource. */
+export interface FlagPlan { key: string; variable: string; constraint: string; resource: string; placements: Placement[] }
+
+export interface Plan {
+  /** the metric's own snippets (none for a value the runtime measures) */
+  placements: Placement[];
+  flags: FlagPlan[];
+  /** the metric's variable, and what it is */
+  variable: string;
+  kind: 'counter' | 'wallTimer' | 'processTimer' | 'thread';
+  /** for kind 'thread': which runtime value */
+  threadValue?: string;
+  /** placement constraints: only these threads / processes */
+  threads?: { pid: number; thread: string }[];
+  processes?: number[];
+}
+
+/** Which of the metric's constraints applies to a focus part (or why none does). */
+export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): ConstraintDecl {
+  const want = part.hierarchy === '/Code' ? (part.kind === 'function' ? '/Code/*' : '/Code') : part.hierarchy;
+  const allowed = m.constraints.map((c) => lib.constraints.get(c.name)!);
+  const c = allowed.find((x) => x.hierarchy === want);
+  if (c) return c;
+  const what = part.hierarchy === '/Code' ? `${part.kind === 'function' ? 'a function' : 'a module'} (${want})` : want;
+  throw new FocusError(`metric ${m.name} cannot be constrained to ${what}: it allows ${allowed.length ? allowed.map((x) => `${x.name} (${x.hierarchy})`).join(', ') : 'no constraint'}`);
+}
+
+/**
+ * Plan a request. `variable` is the instance's own counter/timer name and
+ * `flagVariable` names (and so shares) a constraint flag by its key.
+ */
+export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], variable: string, flagVariable: (key: string) => string): Plan {
+  const plan: Plan = { placements: [], flags: [], variable, kind: m.base.type, threadValue: m.base.source };
+  const chosen = parts.map((p) => ({ part: p, c: constraintFor(lib, m, p) }));
+  const replace = chosen.filter((x) => x.c.type === 'replace');
+  if (replace.length > 1) throw new FocusError(`metric ${m.name}: constraints ${replace.map((x) => x.c.name).join(' and ')} cannot be combined (each replaces the metric's code)`);
+  const flagVars = new Map<string, string>();
+  for (const { part, c } of chosen) {
+    if (c.type === 'placement') {
+      if (part.hierarchy === '/Thread') (plan.threads ??= []).push({ pid: part.pid, thread: part.thread });
+      if (part.hierarchy === '/Process') (plan.processes ??= []).push(part.pid);
+      continue;
+    }
+    if (c.type !== 'counter') continue;
+    const key = `${c.name}@${part.path}`;
+    const v = flagVariable(key);
+    flagVars.set(c.name, v);
+    plan.flags.push({ key, variable: v, constraint: c.name, resource: part.path, placements: evalBody(lib, c.body, part, new Map([[c.name, v]]), [], `constraint ${c.name}`) });
+  }
+  if (replace.length) {
+    const { part, c } = replace[0];
+    if (m.base.type === 'thread') plan.kind = c.body.some(usesProcessTimer) ? 'processTimer' : c.body.some(usesWallTimer) ? 'wallTimer' : 'counter';
+    plan.placements = evalBody(lib, c.body, part, new Map([[m.name, variable], [c.name, variable]]), [], `constraint ${c.name}`);
+  } else if (m.base.type !== 'thread') {
+    const names = new Map([[m.name, variable], ...flagVars]);
+    plan.placements = evalBody(lib, m.base.body, undefined, names, [...flagVars.values()], `metric ${m.name}`);
+  }
+  return plan;
+}
+
+const usesProcessTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesProcessTimer) : /startProcessTimer/.test(s.snippet);
+const usesWallTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesWallTimer) : /startWallTimer/.test(s.snippet);
+
+/** Resource paths: a function glob, or a module path (a module's functions are `<module>/*`). */
+type Value = { kind: 'function' | 'module'; path: string; optional: boolean };
+
+function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, names: Map<string, string>, flags: string[], where: string): Placement[] {
+  const out: Placement[] = [];
+  const resource = (r: ResourceRef, vars: Map<string, Value>): Value => {
+    if (r.kind === 'var') return vars.get(r.name)!;
+    if (!part || part.hierarchy !== '/Code') throw new FocusError(`${where}: $constraint[${r.index}] is only bound in a constraint on /Code`);
+    // $constraint[0] is the selected resource, [1] its parent
+    if (r.index === 0) return { kind: part.kind, path: part.path, optional: false };
+    if (r.index === 1 && part.kind === 'function') return { kind: 'module', path: part.path.slice(0, part.path.lastIndexOf('/')), optional: false };
+    throw new FocusError(`${where}: $constraint[${r.index}] is not bound for ${part.path}`);
+  };
+  const list = (l: ListRef, vars: Map<string, Value>): Value[] => {
+    if (l.kind === 'procedures') return [{ kind: 'function', path: '/Code/**', optional: true }];
+    if (l.kind === 'attr') {
+      const r = resource(l.of, vars);
+      if (r.kind !== 'module') throw new FocusError(`${where}: .funcs of ${r.path}, which is a function, not a module`);
+      return [{ kind: 'function', path: `${r.path}/*`, optional: false }];
+    }
+    const decl = lib.lists.get(l.name)!;
+    if (decl.type === 'string') throw new FocusError(`${where}: list ${l.name} holds strings, not code resources`);
+    return decl.items.map((item) => ({ kind: decl.type === 'module' ? 'module' : 'function', path: item, optional: true }));
+  };
+  const point = (p: PointRef, vars: Map<string, Value>) => {
+    const r = resource(p.of, vars);
+    if (r.kind === 'module') throw new FocusError(`${where}: ${r.path} is a module, which has no points (iterate over its .funcs)`);
+    return { resource: r.path, point: p.callee ? `call:${p.callee}` : p.attr, optional: r.optional };
+  };
+  const walk = (stmts: Stmt[], vars: Map<string, Value>) => {
+    for (const s of stmts) {
+      if (s.kind === 'foreach') {
+        for (const v of list(s.list, vars)) walk(s.body, new Map([...vars, [s.variable, v]]));
+        continue;
+      }
+      const at = point(s.point, vars);
+      let snippet = rename(s.snippet, names);
+      if (s.constrained && flags.length) snippet = `if (${flags.join(' && ')}) { ${snippet} }`;
+      out.push({ ...at, where: s.where, order: s.order, snippet });
+    }
+  };
+  walk(body, new Map());
+  return out;
+}
+
+/** Replace the MDL names of a snippet (metric, constraints) by the request's variables. */
+export function rename(text: string, names: Map<string, string>): string {
+  const ast = acorn.parse(text, { ecmaVersion: 2022 });
+  const edits: { start: number; end: number; to: string }[] = [];
+  visitIdentifiers(ast, (n) => { const to = names.get(n.name); if (to) edits.push({ start: n.start, end: n.end, to }); });
+  edits.sort((a, b) => b.start - a.start);
+  let out = text;
+  for (const e of edits) out = out.slice(0, e.start) + e.to + out.slice(e.end);
+  return out.trim();
+}
