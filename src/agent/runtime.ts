@@ -197,8 +197,9 @@ export class Runtime {
       this.probes.set(spec.id, spec);
       this.placed.set(spec.id, 0);
       this.wrapped.set(spec.id, 0);
-      for (const name of spec.snippet.counters) this.counter(name);
-      for (const name of spec.snippet.timers) this.timer(name);
+      // (vectors get their cells as functions are placed)
+      for (const name of spec.snippet.counters) if (!/\$(fn|mod)$/.test(name)) this.counter(name);
+      for (const name of spec.snippet.timers) if (!/\$(fn|mod)$/.test(name)) this.timer(name);
       this.fallback = [];
       for (const rec of this.scripts.values()) this.place(spec, rec);
     }
@@ -260,7 +261,7 @@ export class Runtime {
         const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);
         const key = `${rec.no}:${f}:${slot}`;
         const list = this.at.get(key) ?? [];
-        const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet) };
+        const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet, rec, f) };
         if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
         this.at.set(key, list);
         if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') this.fallback.push({ no: rec.no, fn: f, point: p.index, slot });
@@ -271,11 +272,22 @@ export class Runtime {
     }
   }
 
-  /** Replace counter and timer names by their indices. */
-  private resolve(s: CompiledSnippet): string {
+  /**
+   * Replace counter and timer names by their indices. A name ending in $fn
+   * ($mod) is a vector with one cell per function (module): here the cell of
+   * function f, named "<name>@/Code/<module>/<function>" ("<name>@/Code/<module>").
+   * One standing probe so counts every function of a glob, including
+   * functions loaded later (Paradyn's vectorization).
+   */
+  private resolve(s: CompiledSnippet, rec: ScriptRecord, f: number): string {
+    const cell = (n: string) => {
+      if (n.endsWith('$fn')) return `${n.slice(0, -3)}@/Code/${rec.names[f]}`;
+      if (n.endsWith('$mod')) return `${n.slice(0, -4)}@/Code/${rec.analysis.functions[f].module ?? rec.module}`;
+      return n;
+    };
     return s.body
-      .replace(/__c_([A-Za-z_$][\w$]*)/g, (_m, n) => String(this.counter(n)))
-      .replace(/__t_([A-Za-z_$][\w$]*)/g, (_m, n) => String(4 * this.timer(n)));
+      .replace(/__c_([A-Za-z_$][\w$]*)/g, (_m, n) => String(this.counter(cell(n))))
+      .replace(/__t_([A-Za-z_$][\w$]*)/g, (_m, n) => String(4 * this.timer(cell(n))));
   }
 
   private rebuild(key: string): void {

@@ -6,3 +6,8 @@ export { AttachError } from '../inspector/process-control';
 export { SnippetError } from '../instrument/snippet';
 export { ProbeSyntaxError, parseProbe } from '../instrument/probe';
 export { TimeHistogram } from '../data/histogram';
+export { MetricManager, MetricInstance } from '../metrics/manager';
+export type { MetricInstanceValue } from '../metrics/manager';
+export { MdlLibrary, STANDARD_MDL } from '../mdl/library';
+export { MdlError } from '../mdl/parser';
+export { FocusError } from '../mdl/evaluate';

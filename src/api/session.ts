@@ -124,12 +124,15 @@ export class Session extends EventEmitter {
   }
 
   /** Launch `command` (e.g. ['node', 'app.js']) under the tool; probes apply from its first line, in every thread. */
-  static async launch(command: string[], probes: string[] = [], opts: SessionOptions = {}): Promise<Session> {
+  /** Probes are texts or parsed requests; they get ids 1, 2, ... in order. */
+  static async launch(command: string[], probes: (string | ProbeRequest)[] = [], opts: SessionOptions = {}): Promise<Session> {
     const server = await AgentServer.open();
     const kinds = new Map<string, 'wall' | 'cpu'>();
     let specs: ProbeSpec[];
+    let reqs: ProbeRequest[];
     try {
-      specs = probes.map((p, i) => toSpec(parseProbe(p), i + 1, kinds));
+      reqs = probes.map((p) => (typeof p === 'string' ? parseProbe(p) : p));
+      specs = reqs.map((r, i) => toSpec(r, i + 1, kinds));
     } catch (e) {
       server.close();
       throw e;
@@ -139,7 +142,7 @@ export class Session extends EventEmitter {
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.specs.push(...specs);
-      probes.forEach((p, i) => s.probeResources.set(i + 1, parseProbe(p).resource));
+      reqs.forEach((r, i) => s.probeResources.set(i + 1, r.resource));
       s.nextProbe = specs.length + 1;
       await s.init();
       return s;
@@ -388,6 +391,13 @@ export class Session extends EventEmitter {
     const focus = thread === undefined ? this.processFocus : `/Thread/${this.pid}/${thread}`;
     const sr = this.series.get(`${focus}\0${name}`);
     return sr && { last: sr.last, bucketSeconds: sr.h.bucketSeconds, buckets: sr.h.values() };
+  }
+
+  /** Names of the series sampled so far that start with `prefix` (any thread). */
+  sampledNames(prefix: string): string[] {
+    const out = new Set<string>();
+    for (const sr of this.series.values()) if (sr.name.startsWith(prefix)) out.add(sr.name);
+    return [...out];
   }
 
   get processFocus(): string { return `/Process/${os.hostname()}:${this.pid}`; }

@@ -1,5 +1,6 @@
 // The compact terminal table of metric values, largest first.
 import type { MetricValue } from '../api/session';
+import type { MetricInstanceValue } from '../metrics/manager';
 
 export function renderTable(metrics: MetricValue[], elapsed: number): string {
   const rows = [...metrics].sort((a, b) => b.total - a.total);
@@ -8,4 +9,26 @@ export function renderTable(metrics: MetricValue[], elapsed: number): string {
   let out = `${'metric'.padEnd(w)}  ${'total'.padStart(14)}  (${elapsed.toFixed(1)} s)\n`;
   for (const m of rows) out += `${m.name.padEnd(w)}  ${fmt(m).padStart(14)}\n`;
   return out;
+}
+
+/** Metric instances, largest value first: total since enabled and the rate in the last full bucket. */
+export function renderInstances(values: MetricInstanceValue[], elapsed: number, max = 25): string {
+  const rows = values.slice(0, max).map((v) => {
+    const b = v.histogram.buckets;
+    const recent = b.length > 1 ? b[b.length - 2] : b[0] ?? 0;
+    return [v.name, v.focus || '/', fmtNum(v.total), `${fmtNum(recent)} ${v.units}`];
+  });
+  const head = ['metric', 'focus', 'total', 'now'];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i >= 2 ? c.padStart(w[i]) : c.padEnd(w[i]))).join('  ') + '\n';
+  let out = `${line(head)}`;
+  for (const r of rows) out += line(r);
+  if (values.length > max) out += `... ${values.length - max} more (all in --json)\n`;
+  return out + `(${elapsed.toFixed(1)} s)\n`;
+}
+
+function fmtNum(x: number): string {
+  if (Number.isInteger(x)) return String(x);
+  const a = Math.abs(x);
+  return a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(3) : x.toPrecision(3);
 }

@@ -4,9 +4,26 @@ import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Session } from '../api/session';
-import { renderTable } from './live-view';
+import { MdlLibrary } from '../mdl/library';
+import { MetricInstance, MetricManager } from '../metrics/manager';
+import { renderInstances, renderTable } from './live-view';
 
-interface CommonOpts { probe: string[]; duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean }
+interface CommonOpts {
+  probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
+  duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean;
+}
+
+/** `<metric>[@<focus>]` */
+function parseEnable(v: string): { metric: string; focus: string } {
+  const at = v.indexOf('@');
+  return at < 0 ? { metric: v.trim(), focus: '' } : { metric: v.slice(0, at).trim(), focus: v.slice(at + 1).trim() };
+}
+
+function library(files: string[]): MdlLibrary {
+  const lib = MdlLibrary.standard();
+  for (const f of files) lib.loadFile(f);
+  return lib;
+}
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 /** notes already printed as they came (the final summary prints only the rest) */
@@ -24,6 +41,9 @@ const count = (what: string) => (v: string) => {
 
 function addCommon(cmd: Command): Command {
   return cmd
+    .option('-e, --enable <metric[@focus]>', "enable a metric, e.g. 'cpu', 'procedure_calls@/Code/lib/*.js/*' or 'cpu@/Code/app.js/parse,/Thread/<pid>/main' (repeatable; see `paranode metrics`)", collect, [])
+    .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', collect, [])
+    .option('--show-snippets', 'print the snippets each enabled metric placed')
     .option('-p, --probe <probe>', "'<function>.<point>: <snippet>', e.g. '/Code/app.js/f.entry: c++' (repeatable)", collect, [])
     .option('-d, --duration <seconds>', 'detach after this many seconds', positive('--duration'))
     .option('-i, --interval <ms>', 'sampling interval', positive('--interval'), 200)
@@ -33,12 +53,12 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts): Promise<void> {
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   let lines = 0;
   const draw = () => {
     if (!live) return;
-    const text = renderTable(s.metrics(), s.elapsedSeconds);
+    const text = view(s, mm);
     process.stderr.write((lines ? `\x1b[${lines}A\x1b[J` : '') + text);
     lines = text.split('\n').length - 1;
   };
@@ -49,24 +69,38 @@ async function session(s: Session, opts: CommonOpts): Promise<void> {
     if (stopping) return;
     stopping = true;
     await s.detach();
-    finish(s, opts, why);
+    finish(s, opts, why, mm);
   };
   process.once('SIGINT', () => { void stop('interrupted: detached'); });
   if (opts.duration) setTimeout(() => { void stop(`detached after ${opts.duration} s`); }, opts.duration * 1000).unref();
   await s.waitForExit();
-  if (!stopping) { stopping = true; finish(s, opts, `target exited${s.exitCode !== null ? ` with code ${s.exitCode}` : ''}`); }
+  if (!stopping) { stopping = true; finish(s, opts, `target exited${s.exitCode !== null ? ` with code ${s.exitCode}` : ''}`, mm); }
 }
 
-function finish(s: Session, opts: CommonOpts, why: string): void {
-  const metrics = s.metrics();
+/** The metric instances' table, then the probes' counters and timers (if any). */
+function view(s: Session, mm?: MetricManager): string {
+  const probes = s.metrics();
+  const parts = [];
+  if (mm) parts.push(renderInstances(mm.values(), s.elapsedSeconds));
+  if (probes.length || !mm) parts.push(renderTable(probes, s.elapsedSeconds));
+  return parts.join('');
+}
+
+function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): void {
+  const metrics = [...(mm?.values() ?? []), ...s.metrics()];
   if (opts.json) {
     fs.writeFileSync(opts.json, JSON.stringify({ pid: s.pid, metrics, notes: s.notes }, null, 2) + '\n');
   }
   if (!opts.quiet) {
-    process.stderr.write(`paranode: ${why}\n` + renderTable(metrics, s.elapsedSeconds));
+    process.stderr.write(`paranode: ${why}\n` + view(s, mm));
     for (const n of s.notes.slice(shownNotes)) process.stderr.write(`note: ${n}\n`);
   }
   if (s.child && s.exitCode !== null) process.exitCode = s.exitCode;
+}
+
+function reportEnabled(instances: MetricInstance[], opts: CommonOpts): void {
+  process.stderr.write(`paranode: ${instances.length} metric instance(s) enabled: ${[...new Set(instances.map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`))].slice(0, 6).join(', ')}${instances.length > 6 ? ', ...' : ''}\n`);
+  if (opts.showSnippets) for (const i of instances) process.stderr.write(`${i.metric.name}@${i.focus || '/'}:\n${i.listing().map((l) => '  ' + l).join('\n') || '  (no snippets: a value the runtime measures)'}\n`);
 }
 
 const HOW: Record<string, string> = {
@@ -80,12 +114,24 @@ async function main(argv: string[]): Promise<void> {
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
-      const s = await Session.launch(command, opts.probe, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
-      await session(s, opts);
+      const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints };
+      if (!opts.enable.length) {
+        await session(await Session.launch(command, opts.probe, limits), opts);
+        return;
+      }
+      const lib = library(opts.mdl);
+      for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
+      const { session: s, manager, instances } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe }, lib);
+      if (!opts.quiet) reportEnabled(instances, opts);
+      await session(s, opts, manager);
     });
 
   addCommon(program.command('attach').description('attach to a running Node.js process').argument('<pid>', 'process id', positive('pid')))
     .action(async (pid: number, opts: CommonOpts) => {
+      // definitions and metric names are checked before the target is touched
+      const enables = opts.enable.map(parseEnable);
+      const lib = library(opts.mdl);
+      for (const r of enables) lib.metric(r.metric);
       const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
       try {
         for (const p of opts.probe) {
@@ -98,11 +144,29 @@ async function main(argv: string[]): Promise<void> {
           for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
           shownNotes = s.notes.length;
         }
+        let mm: MetricManager | undefined;
+        if (enables.length) {
+          mm = new MetricManager([s], lib);
+          const instances: MetricInstance[] = [];
+          for (const r of enables) instances.push(...await mm.enableAll(r.metric, r.focus));
+          if (!opts.quiet) reportEnabled(instances, opts);
+        }
+        await session(s, opts, mm);
       } catch (e) {
-        await s.detach();
+        await s.detach().catch(() => undefined);
         throw e;
       }
-      await session(s, opts);
+    });
+
+  program.command('metrics').description('list the metric definitions: units, aggregation and the constraints each allows')
+    .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', collect, [])
+    .action((opts: { mdl: string[] }) => {
+      const lib = library(opts.mdl);
+      for (const m of [...lib.metrics.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+        const cons = m.constraints.map((c) => { const d = lib.constraints.get(c.name)!; return `${d.hierarchy} (${c.name})`; });
+        process.stdout.write(`${m.name.padEnd(24)} ${m.title}\n${''.padEnd(24)} units ${m.units}, ${m.aggregate}, ${m.style}; focus on: ${cons.length ? cons.join(', ') : 'the whole program only'}\n`);
+      }
+      process.stdout.write(`\ndefinitions from: ${lib.files.join(', ')}\n`);
     });
 
   program.command('resources').description('list code resources (functions) and their points')
@@ -134,7 +198,7 @@ async function main(argv: string[]): Promise<void> {
       ];
       process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} with probes:\n${probes.map((p) => '  ' + p).join('\n')}\n`);
       const s = await Session.launch([process.execPath, demo], probes);
-      await session(s, { probe: probes, interval: 200, maxPause: 2000, maxBreakpoints: 200 });
+      await session(s, { probe: probes, enable: [], mdl: [], interval: 200, maxPause: 2000, maxBreakpoints: 200 });
     });
 
   await program.parseAsync(argv);

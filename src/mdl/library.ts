@@ -125,20 +125,19 @@ function checkBody(body: Stmt[], lists: Map<string, ListDecl>, flags: Set<string
       }
       if (s.point.of.kind === 'var' && !vars.has(s.point.of.name)) throw new MdlError(`${where}: unknown variable ${s.point.of.name}`, s.point.of.pos);
       const sel = s.point.callee ? `call:${s.point.callee}` : s.point.attr;
-      const names = snippetNames(s.snippet, s.snippetPos);
-      for (const n of names) {
-        if (n === variable || n === alias || flags.has(n)) continue;
-        throw new MdlError(`${where}: the snippet names "${n}", which is neither the ${alias ? 'metric' : kind === null ? 'constraint' : 'metric'} variable ${alias ?? variable} nor a constraint flag of the metric`, s.snippetPos);
-      }
+      let c;
       try {
-        const c = compileSnippet(s.snippet, { point: pointClass(sel) });
-        const isTimer = c.timers.includes(alias ?? variable);
-        if (kind === 'counter' && isTimer) throw new MdlError(`${where}: ${alias ?? variable} is a counter here, not a timer`, s.snippetPos);
-        if ((kind === 'wallTimer' || kind === 'processTimer') && c.counters.includes(variable)) throw new MdlError(`${where}: ${variable} is a timer here, not a counter`, s.snippetPos);
+        c = compileSnippet(s.snippet, { point: pointClass(sel) });
       } catch (e) {
         if (e instanceof SnippetError) throw new MdlError(`${where}: ${e.message.replace(/ \(snippet line \d+, column \d+\)$/, '')}`, shift(s.snippetPos, e.line, e.column));
         throw e;
       }
+      for (const n of snippetNames(s.snippet, s.snippetPos)) {
+        if (n === variable || n === alias || flags.has(n)) continue;
+        throw new MdlError(`${where}: the snippet names "${n}", which is neither the ${alias ? 'metric' : kind === null ? 'constraint' : 'metric'} variable ${alias ?? variable} nor a constraint flag of the metric`, s.snippetPos);
+      }
+      if (kind === 'counter' && c.timers.includes(alias ?? variable)) throw new MdlError(`${where}: ${alias ?? variable} is a counter here, not a timer`, s.snippetPos);
+      if ((kind === 'wallTimer' || kind === 'processTimer') && c.counters.includes(variable)) throw new MdlError(`${where}: ${variable} is a timer here, not a counter`, s.snippetPos);
     }
   };
   walk(body, new Set());

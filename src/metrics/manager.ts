@@ -5,9 +5,10 @@
 // counted and removed with their last user. Values are read per thread and
 // aggregated to processes and the program with the metric's operator.
 import { EventEmitter } from 'events';
-import { THREAD_SERIES, type Session } from '../api/session';
+import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
+import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
-import { planRequest, Plan, Placement } from '../mdl/evaluate';
+import { constraintFor, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
 import { expandFocus, resolveFocus, splitFocus } from './focus';
 
@@ -23,6 +24,7 @@ export interface MetricInstanceValue {
   histogram: { bucketSeconds: number; buckets: number[] };
 }
 
+/** a placement made: its probe, and its points (-1: standing since launch, placed as code loads) */
 interface Placed { placement: Placement; probe: number; placed: number; how: string }
 
 interface PerSession {
@@ -41,6 +43,10 @@ interface Flag { variable: string; probes: Placed[]; users: number }
 export class MetricInstance {
   users = 1;
   /** @internal */ readonly perSession: PerSession[] = [];
+  /** @internal for one function (module) of a vectorized glob request: the request */
+  group?: MetricInstance;
+  /** @internal of a vectorized request: its instances by resource */
+  members?: Map<string, MetricInstance>;
 
   constructor(readonly id: number, readonly metric: MetricDecl, readonly focus: string, private readonly flagsOf: (s: Session) => Map<string, Flag>) {}
 
@@ -121,6 +127,37 @@ function align(hs: { bucketSeconds: number; buckets: number[] }[]): { bucketSeco
   });
 }
 
+type CodePart = Extract<FocusPart, { hierarchy: '/Code' }>;
+
+const isVector = (i: MetricInstance) => /\$(fn|mod)$/.test(i.perSession[0]?.plan.variable ?? '');
+
+/**
+ * Can a request be one vectorized placement? Its focus has one glob, over
+ * /Code, and the metric's constraint there replaces the metric's code (a flag
+ * constraint needs one flag per resource).
+ */
+function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: CodePart; rest: string[] } | null {
+  const parts = splitFocus(focus);
+  const globs = parts.filter((p) => /[*?]/.test(p));
+  if (globs.length !== 1 || !globs[0].startsWith('/Code/')) return null;
+  const part: CodePart = { hierarchy: '/Code', kind: guessCodeKind(globs[0]), path: globs[0] };
+  try {
+    if (constraintFor(lib, m, part).type !== 'replace') return null;
+  } catch {
+    return null;
+  }
+  return { part, rest: parts.filter((p) => p !== globs[0]) };
+}
+
+/** Before a program has loaded, a /Code path ending in a script's extension is taken for a module. */
+function guessCodeKind(p: string): 'function' | 'module' {
+  return /\.[cm]?[jt]sx?$/.test(p) ? 'module' : 'function';
+}
+
+function placementOf(r: ProbeRequest): Placement {
+  return { resource: r.resource, point: r.point, where: r.where, order: r.order, snippet: r.snippet, optional: true };
+}
+
 const key = (metric: string, focus: string) => `${metric}@${splitFocus(focus).join(',')}`;
 
 export class MetricManager extends EventEmitter {
@@ -129,8 +166,64 @@ export class MetricManager extends EventEmitter {
   private nextId = 1;
   private nextVar = 1;
 
+
   constructor(readonly sessions: Session[], readonly library: MdlLibrary = MdlLibrary.standard()) {
     super();
+  }
+
+  /**
+   * Launch a program with metrics on from its first line. Requests whose focus
+   * names only /Code resources are placed before the program starts (a path
+   * ending in .js, .mjs, .cjs or .ts is taken for a module, anything else for
+   * a function); the others are enabled as soon as it runs.
+   */
+  static async launch(command: string[], requests: { metric: string; focus?: string }[], opts: SessionOptions & { probes?: string[] } = {},
+    library = MdlLibrary.standard()): Promise<{ session: Session; manager: MetricManager; instances: MetricInstance[] }> {
+    const mm = new MetricManager([], library);
+    const early: { inst: MetricInstance; plan: Plan; probes: number[]; flags: string[] }[] = [];
+    // the user's own probes first: they keep ids 1..n
+    const reqs: ProbeRequest[] = (opts.probes ?? []).map((p) => parseProbe(p));
+    const flagVars = new Map<string, string>();
+    const flagProbes = new Map<string, { f: Plan['flags'][number]; probes: number[] }>();
+    const later: { metric: string; focus: string }[] = [];
+    const toReq = (p: Placement): number => {
+      reqs.push({ text: `${p.resource}.${p.point} ${p.where} ${p.order}: ${p.snippet}`, resource: p.resource, point: p.point, where: p.where, order: p.order, snippet: p.snippet });
+      return reqs.length;
+    };
+    for (const r of requests) {
+      const m = library.metric(r.metric);
+      const focus = r.focus ?? '';
+      const parts = splitFocus(focus);
+      const vector = vectorizable(library, m, focus);
+      const onlyCode = parts.every((p) => p.startsWith('/Code/')) && (vector !== null || !parts.some((p) => /[*?]/.test(p)));
+      if (!onlyCode || mm.instances.has(key(r.metric, focus))) { later.push({ metric: r.metric, focus }); continue; }
+      const guessed: FocusPart[] = parts.map((p) => ({ hierarchy: '/Code', kind: guessCodeKind(p), path: p }));
+      const variable = vector ? `_pnm${mm.nextVar++}$${vector.part.kind === 'module' ? 'mod' : 'fn'}` : `_pnm${mm.nextVar++}`;
+      const plan = planRequest(library, m, guessed, variable, (fk) => flagVars.get(fk) ?? (flagVars.set(fk, `_pnk${mm.nextVar++}`), flagVars.get(fk)!));
+      for (const f of plan.flags) if (!flagProbes.has(f.key)) flagProbes.set(f.key, { f, probes: f.placements.map(toReq) });
+      const inst = new MetricInstance(mm.nextId++, m, parts.join(','), (s) => mm.flagsFor(s));
+      mm.instances.set(inst.key, inst);
+      early.push({ inst, plan, probes: plan.placements.map(toReq), flags: plan.flags.map((f) => f.key) });
+    }
+    const session = await Session.launch(command, reqs, opts);
+    mm.sessions.push(session);
+    const flags = mm.flagsFor(session);
+    const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
+    for (const [k, { f, probes }] of flagProbes) flags.set(k, { variable: f.variable, users: 0, probes: probes.map((id) => standing(id, `constraint ${f.constraint} on ${f.resource}`)) });
+    for (const e of early) {
+      for (const k of e.flags) flags.get(k)!.users++;
+      e.inst.perSession.push({ session, plan: e.plan, probes: e.probes.map((id) => standing(id, `metric ${e.inst.metric.name}`)), flags: e.flags, base: new Map() });
+      if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0]);
+    }
+    const instances = early.map((e) => e.inst).flatMap((i) => (isVector(i) ? mm.members(i) : [i]));
+    try {
+      for (const r of later) instances.push(...await mm.enableAll(r.metric, r.focus));
+    } catch (e) {
+      await session.detach().catch(() => undefined);
+      session.child?.kill();
+      throw e;
+    }
+    return { session, manager: mm, instances };
   }
 
   /** Every live instance. */
@@ -141,10 +234,66 @@ export class MetricManager extends EventEmitter {
    * `procedure_calls` + `/Code/lib/*.js/*` gives one instance per function.
    */
   async enableAll(metric: string, focus = ''): Promise<MetricInstance[]> {
-    this.library.metric(metric);
+    const m = this.library.metric(metric);
+    const vector = vectorizable(this.library, m, focus);
+    if (vector) {
+      const group = await this.enableVector(m, focus, vector);
+      for (const s of this.sessions) await s.sample();
+      return this.members(group);
+    }
     const out: MetricInstance[] = [];
     for (const f of await expandFocus(focus, this.sessions)) out.push(await this.enable(metric, f));
     return out;
+  }
+
+  /**
+   * A glob over /Code whose constraint replaces the metric's code: one standing
+   * request whose counter or timer is a vector with a cell per function
+   * (module), so it costs one placement whatever the number of functions,
+   * and functions loaded later join it.
+   */
+  private async enableVector(m: MetricDecl, focus: string, v: { part: CodePart; rest: string[] }): Promise<MetricInstance> {
+    const k = key(m.name, focus);
+    const known = this.instances.get(k);
+    if (known) { known.users++; return known; }
+    const parts = [v.part, ...await resolveFocus(v.rest.join(','), this.sessions)];
+    const group = new MetricInstance(this.nextId++, m, splitFocus(focus).join(','), (s) => this.flagsFor(s));
+    const variable = `_pnm${this.nextVar++}$${v.part.kind === 'module' ? 'mod' : 'fn'}`;
+    try {
+      for (const s of this.sessions) {
+        const plan = planRequest(this.library, m, parts, variable, () => { throw new Error('a vectorized request has no flags'); });
+        if (plan.processes && !plan.processes.includes(s.pid)) continue;
+        const threads = plan.threads ? plan.threads.filter((t) => t.pid === s.pid).map((t) => t.thread) : undefined;
+        if (threads && !threads.length) continue;
+        const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
+        group.perSession.push(ps);
+        for (const p of plan.placements) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
+      }
+    } catch (e) {
+      await this.remove(group).catch(() => undefined);
+      throw e;
+    }
+    this.instances.set(k, group);
+    this.emit('enabled', group);
+    return group;
+  }
+
+  /** The instances of a vectorized request so far: one per function (module) placed. */
+  private members(group: MetricInstance): MetricInstance[] {
+    const stem = group.perSession[0]?.plan.variable.replace(/\$(fn|mod)$/, '@');
+    if (!stem) return [];
+    const cache = group.members ??= new Map();
+    const paths = new Set<string>();
+    for (const ps of group.perSession) for (const n of ps.session.sampledNames(stem)) paths.add(n.slice(stem.length));
+    for (const p of [...paths].sort()) {
+      if (cache.has(p)) continue;
+      const focus = [p, ...splitFocus(group.focus).filter((x) => !x.startsWith('/Code'))].join(',');
+      const inst = new MetricInstance(this.nextId++, group.metric, focus, (s) => this.flagsFor(s));
+      inst.group = group;
+      for (const ps of group.perSession) inst.perSession.push({ ...ps, plan: { ...ps.plan, variable: stem + p }, probes: [], base: new Map() });
+      cache.set(p, inst);
+    }
+    return [...cache.values()];
   }
 
   /** Enable one metric for one focus (no globs); an identical request shares the instance. */
@@ -177,15 +326,7 @@ export class MetricManager extends EventEmitter {
           ps.flags.push(f.key);
         }
         for (const p of plan.placements) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
-        if (plan.kind === 'thread') {
-          await s.watchThreads();
-          await s.sample();
-          const names = plan.threadValue === 'elu' ? ['elu_active', 'elu_idle'] : [plan.threadValue!];
-          for (const n of names) {
-            const name = `${THREAD_SERIES}${n}`;
-            for (const t of [undefined, ...s.threadIds]) ps.base.set(`${t ?? ''}\0${name}`, s.sampled(name, t)?.last ?? 0);
-          }
-        }
+        if (plan.kind === 'thread') await this.startThreadValues(ps);
       }
     } catch (e) {
       await this.remove(inst).catch(() => undefined);
@@ -194,6 +335,18 @@ export class MetricManager extends EventEmitter {
     this.instances.set(k, inst);
     this.emit('enabled', inst);
     return inst;
+  }
+
+  /** Thread values count from now: start them and note where each series stands. */
+  private async startThreadValues(ps: PerSession): Promise<void> {
+    const s = ps.session;
+    await s.watchThreads();
+    await s.sample();
+    const names = ps.plan.threadValue === 'elu' ? ['elu_active', 'elu_idle'] : [ps.plan.threadValue!];
+    for (const n of names) {
+      const name = `${THREAD_SERIES}${n}`;
+      for (const t of [undefined, ...s.threadIds]) ps.base.set(`${t ?? ''}\0${name}`, s.sampled(name, t)?.last ?? 0);
+    }
   }
 
   private async place(s: Session, p: Placement, threads: string[] | undefined, what: string): Promise<Placed> {
@@ -212,6 +365,7 @@ export class MetricManager extends EventEmitter {
 
   /** End a request: its snippets go when its last user does (flags when their last instance does). */
   async disable(inst: MetricInstance): Promise<void> {
+    if (inst.group) inst = inst.group; // the instances of one glob request go together
     if (--inst.users > 0) return;
     this.instances.delete(inst.key);
     await this.remove(inst);
@@ -233,6 +387,6 @@ export class MetricManager extends EventEmitter {
 
   /** Values of every instance, largest total first. */
   values(): MetricInstanceValue[] {
-    return this.all.map((i) => i.value()).sort((a, b) => b.total - a.total);
+    return this.all.flatMap((i) => (isVector(i) ? this.members(i) : [i])).map((i) => i.value()).sort((a, b) => b.total - a.total);
   }
 }

@@ -1,0 +1,208 @@
+// The Metric Manager and the standard metric library against real targets.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { MdlLibrary } from '../src/mdl/library';
+import { MetricManager } from '../src/metrics/manager';
+import { FIXTURES, programOutput, Target } from './support/helpers';
+
+const target = path.join(FIXTURES, 'metrics-target.js');
+
+/** The target with its worker, attached after it started, or launched under paranode (every function gets slots at load). */
+async function start(how: 'attach' | 'launch' = 'launch') {
+  let s: Session;
+  let request: (line: string, re: RegExp) => Promise<RegExpMatchArray>;
+  let pid: number;
+  if (how === 'attach') {
+    const t = new Target(target);
+    after(() => t.kill());
+    await t.waitFor(/ready/);
+    s = await Session.attach(t.pid);
+    request = (line, re) => t.request(line, re);
+    pid = t.pid;
+  } else {
+    s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
+    after(() => s.child!.kill());
+    let out = '';
+    s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    request = async (line, re) => {
+      const from = out.length;
+      if (line) s.child!.stdin!.write(line + '\n');
+      for (;;) {
+        const m = out.slice(from).match(re);
+        if (m) return m;
+        await new Promise((r) => s.child!.stdout!.once('data', r));
+      }
+    };
+    await request('', /ready/);
+    pid = s.pid;
+  }
+  after(() => s.detach());
+  // the worker: wait until it has its agent (an event, bounded so that a failure says why)
+  const deadline = Date.now() + 30000;
+  while (s.threadIds.length < 2) {
+    if (Date.now() > deadline) throw new Error(`the worker never got its agent; notes: ${s.notes.join(' | ')}`);
+    await new Promise((r) => { const timer = setTimeout(r, 1000); s.once('thread', () => { clearTimeout(timer); r(undefined); }); });
+  }
+  return { t: { pid, request }, s, mm: new MetricManager([s]) };
+}
+
+const worker = (s: Session) => s.threadIds.find((x) => x !== 'main')!;
+
+test('procedure_calls: exact for a function, whole program, a glob gives one instance per function; shared and reference-counted', async () => {
+  const { t, s, mm } = await start('attach');
+  const f = await mm.enable('procedure_calls', '/Code/metrics-target.js/f');
+  const again = await mm.enable('procedure_calls', '/Code/metrics-target.js/f');
+  assert.equal(again, f, 'an identical request shares the instance');
+  const all = await mm.enable('procedure_calls');
+  const table = await mm.enableAll('procedure_calls', '/Code/metrics-target.js/*');
+  assert.ok(table.length > 10, `${table.length} instances`);
+  await t.request('calls 777', /calls 777/);
+  await s.sample();
+  assert.equal(f.value().total, 777);
+  assert.equal(table.find((i) => i.focus === '/Code/metrics-target.js/f')!.value().total, 777);
+  assert.ok(all.value().total >= 778, `whole program ${all.value().total}`);
+  assert.equal(f.value().units, 'calls/s');
+  // still on after one of its two users leaves, gone with the last
+  await mm.disable(again);
+  await t.request('calls 5', /calls 5/);
+  await s.sample();
+  assert.equal(f.value().total, 782);
+  await mm.disable(f);
+  assert.ok(!mm.all.includes(f));
+  await t.request('calls 5', /calls 5/);
+  await s.sample();
+  assert.equal(table.find((i) => i.focus === '/Code/metrics-target.js/f')!.value().total, 787);
+});
+
+test('cpu of a function reads the CPU it burnt; constrained to a worker it reads only that thread', async () => {
+  const { t, s, mm } = await start();
+  const cpu = await mm.enable('cpu', '/Code/metrics-target.js/spin');
+  const [, ms] = (await t.request('spin 2000000 100', /spun (\S+)\n/));
+  await s.sample();
+  const burnt = Number(ms) / 1000;
+  // the batch's own thread CPU (at scheduler-tick resolution) against the timer inside spin
+  assert.ok(Math.abs(cpu.value().total - burnt) < 0.012 + 0.03 * burnt, `cpu ${cpu.value().total} s, thread burnt ${burnt} s`);
+
+  const w = worker(s);
+  const inWorker = await mm.enable('cpu', `/Code/metrics-target.js/spin,/Thread/${t.pid}/${w}`);
+  const before = cpu.value().total;
+  const [, wMs, mainMs] = (await t.request('wspin 2000000 100', /wspun (\S+) (\S+)\n/));
+  await s.sample();
+  const wb = Number(wMs) / 1000, mb = Number(mainMs) / 1000;
+  assert.ok(Math.abs(inWorker.value().total - wb) < 0.012 + 0.03 * wb, `worker cpu ${inWorker.value().total} s, worker burnt ${wb} s (main ${mb} s)`);
+  // the unconstrained instance saw both threads
+  const both = cpu.value().total - before;
+  assert.ok(Math.abs(both - (wb + mb)) < 0.024 + 0.03 * (wb + mb), `both ${both} s, burnt ${wb} + ${mb} s`);
+});
+
+test('wall of a recursive function is the outermost calls\' time; await_wait reads the await, CPU time leaves it out', async () => {
+  const { t, s, mm } = await start();
+  const wall = await mm.enable('wall', '/Code/metrics-target.js/rec');
+  const [, outer] = await t.request('rec 20 150', /rec (\S+)\n/);
+  await s.sample();
+  assert.ok(Math.abs(wall.value().total - Number(outer) / 1000) < 0.002, `wall ${wall.value().total} s, outer call ${outer} ms`);
+
+  const wait = await mm.enable('await_wait', '/Code/metrics-target.js/job');
+  // job burns by calling its clock in a loop: its own code's CPU (cpu) is a part of
+  // the CPU from entry to exit (cpu_inclusive), and neither counts the await
+  const cpu = await mm.enable('cpu_inclusive', '/Code/metrics-target.js/job');
+  const own = await mm.enable('cpu', '/Code/metrics-target.js/job');
+  await t.request('wait 50 300', /waited/);
+  await s.sample();
+  const w = wait.value().total, c = cpu.value().total;
+  assert.ok(w >= 0.299 && w < 0.33, `await_wait ${w} s for a 300 ms timer`);
+  assert.ok(c >= 0.1 && c < 0.115, `cpu_inclusive ${c} s for 2 x 50 ms burnt around the await`);
+  assert.ok(own.value().total > 0 && own.value().total < c, `cpu ${own.value().total} s`);
+});
+
+test('msgs and msg_bytes between the main thread and a worker equal what was sent', async () => {
+  const { t, s, mm } = await start();
+  const msgs = await mm.enable('msgs');
+  const bytes = await mm.enable('msg_bytes');
+  const fromMain = await mm.enable('msgs', `/Thread/${t.pid}/main`);
+  const bytesMain = await mm.enable('msg_bytes', `/Thread/${t.pid}/main`);
+  await t.request('send 10', /sent/);
+  await s.sample();
+  // main: 10 payloads and one {cmd} object; the worker: 'done'
+  assert.equal(fromMain.value().total, 11);
+  assert.equal(msgs.value().total, 12);
+  assert.equal(bytesMain.value().total, 5 * 100 + 5 * 50);
+  assert.equal(bytes.value().total, 750 + 4);
+});
+
+test('the MDL paper\'s Figure 2, for Node: exactly the snippets of Figure 3, and only messages sent inside the procedure count', async () => {
+  const { t, s } = await start();
+  const lib = new MdlLibrary();
+  lib.loadFile(path.join(FIXTURES, 'paper-msgs.mdl'));
+  const mm = new MetricManager([s], lib);
+  const inFoo = await mm.enable('msgs', '/Code/metrics-target.js/foo');
+  const listing = inFoo.listing().map((l) => l.replace(/_pnk\d+/g, 'procedure').replace(/_pnm\d+/g, 'msgs').replace(/\s+\[.*\]$/, ''));
+  assert.deepEqual(listing, [
+    'append preInsn /Code/metrics-target.js/foo.entry (* procedure = 1; *)',
+    'prepend preInsn /Code/metrics-target.js/foo.exit (* procedure = 0; *)',
+    'append preInsn /Code/node:worker_threads/MessagePort.postMessage.entry (* if (procedure) { msgs++; } *)',
+    'append preInsn /Code/node:worker_threads/BroadcastChannel.postMessage.entry (* if (procedure) { msgs++; } *)',
+  ]);
+  await t.request('fromfoo 7', /foobar/);
+  await s.sample();
+  assert.equal(inFoo.value().total, 7);
+});
+
+test('procedure_calls per function of esprima equals V8\'s precise coverage call counts for the same run', async () => {
+  // launched: every function of esprima gets its slots at load
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'esprima-calls.js')], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  const { until, send } = programOutput(s.child!);
+  await until(/ready/);
+  const mm = new MetricManager([s]);
+  const instances = await mm.enableAll('procedure_calls', '/Code/**/esprima/dist/esprima.js/*');
+  const cdp = (s as any).main.cdp;
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+  await cdp.send('Profiler.takePreciseCoverage'); // resets the counts
+  send('go');
+  await until(/parsed \d+/);
+  const { result } = await cdp.send('Profiler.takePreciseCoverage');
+  await cdp.send('Profiler.stopPreciseCoverage');
+  await s.sample();
+  const script = result.find((r: any) => r.url.endsWith('/esprima/dist/esprima.js'));
+  const source: string = (await cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;
+  // slots never add a line: a function's line is the same in the prepared text; order within a line is kept
+  const lineOf = (offset: number) => source.slice(0, offset).split('\n').length;
+  const v8 = new Map<string, number>();
+  const byLine = new Map<number, { offset: number; count: number }[]>();
+  for (const fn of script.functions) {
+    const r = fn.ranges[0];
+    if (r.startOffset === 0) continue; // the script itself
+    const l = lineOf(r.startOffset);
+    byLine.set(l, [...(byLine.get(l) ?? []), { offset: r.startOffset, count: r.count }]);
+  }
+  for (const [l, fns] of byLine) fns.sort((a, b) => a.offset - b.offset).forEach((f, i) => v8.set(`${l}#${i}`, f.count));
+  const resources = await s.resources('/Code/**/esprima/dist/esprima.js/*');
+  const ours = new Map<string, number>();
+  const ourLines = new Map<number, { column: number; path: string }[]>();
+  for (const r of resources) ourLines.set(r.line, [...(ourLines.get(r.line) ?? []), { column: r.column, path: r.path }]);
+  const byPath = new Map(instances.map((i) => [i.focus, i.value().total]));
+  for (const [l, fns] of ourLines) fns.sort((a, b) => a.column - b.column).forEach((f, i) => ours.set(`${l}#${i}`, byPath.get(f.path) ?? -1));
+  let called = 0;
+  const diffs: string[] = [];
+  for (const [k, n] of ours) {
+    const want = v8.get(k) ?? 0;
+    if (n > 0) called++;
+    if (n !== want) diffs.push(`${k}: paranode ${n}, V8 ${want}`);
+  }
+  for (const [k, n] of v8) if (!ours.has(k) && n > 0) diffs.push(`${k}: V8 ${n}, not a paranode resource`);
+  assert.ok(called > 100, `${called} functions called`);
+  assert.deepEqual(diffs, []);
+});
+
+test('bad requests: unknown metric, two resources of one hierarchy, a constraint the metric does not allow, an unknown resource', async () => {
+  const { t, mm } = await start('attach');
+  await assert.rejects(mm.enable('no_such_metric'), /unknown metric "no_such_metric" \(known: .*procedure_calls/);
+  await assert.rejects(mm.enable('cpu', '/Code/metrics-target.js/f,/Code/metrics-target.js/spin'), /names two resources of \/Code/);
+  await assert.rejects(mm.enable('event_loop_utilization', '/Code/metrics-target.js/f'), /metric event_loop_utilization cannot be constrained to a function \(\/Code\/\*\): it allows thread \(\/Thread\), process \(\/Process\)/);
+  await assert.rejects(mm.enable('cpu', '/Code/metrics-target.js/nope'), /unknown resource: no function or module \/Code\/metrics-target.js\/nope/);
+  await assert.rejects(mm.enable('cpu', `/Thread/${t.pid}/77`), /unknown thread/);
+});
