@@ -115,9 +115,16 @@ function loopBuiltin(n) {
   let s = 0; for (let i = 0; i < n; i++) s += path.isAbsolute('/x') ? 1 : 0; return s;
 }
 
+// loopThreadCpu: the per-thread CPU clock paranode's process timers read (its native addon), alone
+let threadCpuMs = () => 0;
+try { threadCpuMs = require(path.join(__dirname, '..', '..', 'build', 'Release', 'thread_cpu.node')).threadCpuMs; } catch { /* not built */ }
+function loopThreadCpu(n) {
+  let s = 0; for (let i = 0; i < n; i++) s += threadCpuMs(); return s;
+}
+
 const rows = {
   empty: loopEmpty, nop: loopNop, count: loopCount, pred: loopPred, timer: loopTimer, cputimer: loopCpuTimer,
-  hand: loopHand, hand32: loopHand32, now: loopNow, cpuusage: loopCpuUsage, builtin: loopBuiltin,
+  hand: loopHand, hand32: loopHand32, now: loopNow, cpuusage: loopCpuUsage, threadcpu: loopThreadCpu, builtin: loopBuiltin,
 };
 
 // run: time one batch
