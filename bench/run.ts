@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
 import { benchFig6 } from './fig6';
+import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
 import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
@@ -19,6 +20,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   large: benchLarge,
   pause: benchPause,
   workload: benchWorkload,
+  instructions: benchInstructions,
 };
 
 function usage(): never {
