@@ -206,3 +206,54 @@ test('bad requests: unknown metric, two resources of one hierarchy, a constraint
   await assert.rejects(mm.enable('cpu', '/Code/metrics-target.js/nope'), /unknown resource: no function or module \/Code\/metrics-target.js\/nope/);
   await assert.rejects(mm.enable('cpu', `/Thread/${t.pid}/77`), /unknown thread/);
 });
+
+test('sync_io, exceptions, gc_time and event_loop_utilization measure what they say', async () => {
+  const { t, s, mm } = await start();
+  const io = await mm.enable('sync_io');
+  const thrown = await mm.enable('exceptions', '/Code/metrics-target.js/thrower');
+  const allThrown = await mm.enable('exceptions');
+  const gc = await mm.enable('gc_time');
+  const elu = await mm.enable('event_loop_utilization', `/Thread/${t.pid}/main`);
+  const [, ioMs] = await t.request('io 200', /io (\S+)\n/);
+  await t.request('throw 25', /caught 25/);
+  await t.request('alloc 200', /alloc/);
+  await s.sample();
+  const v = io.value().total;
+  // the call's own time, and the few other synchronous fs calls the target makes (well under 10 ms)
+  assert.ok(v >= 0.2 && v <= Number(ioMs) / 1000 + 0.01, `sync_io ${v} s around a synchronous 200 ms child process (${ioMs} ms wall)`);
+  assert.equal(thrown.value().total, 25);
+  // each exception leaves thrower; none leaves catcher
+  assert.equal(allThrown.value().total, 25);
+  assert.ok(gc.value().total > 0, `gc_time ${gc.value().total} s after allocating 200 MB`);
+  const u = elu.value().total;
+  assert.ok(u > 0 && u <= 1, `event loop utilization ${u}`);
+  assert.equal(elu.value().units, 'fraction');
+});
+
+test('resources that appear are announced; a glob request picks up their functions', async () => {
+  const { t, s, mm } = await start('attach');
+  const calls = await mm.enableAll('procedure_calls', '/Code/late-module.js/*');
+  assert.equal(calls.length, 0, 'nothing matches yet');
+  const announced: string[] = [];
+  s.on('resources', (e: { resources: string[] }) => announced.push(...e.resources));
+  await t.request('load', /loaded 6/);
+  await s.sample();
+  assert.ok(announced.includes('/Code/late-module.js') && announced.includes('/Code/late-module.js/lateHelper'), announced.join(' '));
+  const rows = new Map(mm.values().map((v) => [v.focus, v.total]));
+  assert.equal(rows.get('/Code/late-module.js/lateHelper'), 3);
+  assert.equal(rows.get('/Code/late-module.js/late'), 1);
+});
+
+test('several processes: values aggregate over them, and a /Process focus picks one', async () => {
+  const a = await start();
+  const b = await start();
+  const mm = new MetricManager([a.s, b.s]);
+  const all = await mm.enable('procedure_calls', '/Code/metrics-target.js/f');
+  const onlyB = await mm.enable('procedure_calls', `/Code/metrics-target.js/f,/Process/${b.t.pid}`);
+  await a.t.request('calls 10', /calls 10/);
+  await b.t.request('calls 32', /calls 32/);
+  await a.s.sample();
+  await b.s.sample();
+  assert.equal(all.value().total, 42);
+  assert.equal(onlyB.value().total, 32);
+});

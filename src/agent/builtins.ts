@@ -15,15 +15,21 @@ import type { Runtime } from './runtime';
 
 interface Wrappable { holder: Record<string, unknown>; key: string; name: string }
 
-/** Register, as 'wrap' scripts, the loaded built-in modules whose node:<name> matches. */
+/**
+ * Register, as 'wrap' scripts, the loaded built-in modules whose node:<name>
+ * matches. A module named without a wildcard (node:child_process) is loaded if
+ * the program has not loaded it yet: a probe there must see its first use.
+ */
 export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: Set<string>): void {
   const re = new RegExp(moduleMatch);
+  // codeGlobToRegex writes a wildcard as [^/]* or .*
+  const named = !/\[\^\/\]|\.\*/.test(moduleMatch);
   const mod = require('module') as typeof import('module') & { syncBuiltinESMExports(): void };
   const loaded = new Set(((process as any).moduleLoadList as string[] ?? [])
     .filter((s) => s.startsWith('NativeModule ')).map((s) => s.slice('NativeModule '.length)));
   for (const name of mod.builtinModules) {
     const id = `node:${name}`;
-    if (name.startsWith('_') || registered.has(id) || !loaded.has(name) || !re.test(id)) continue;
+    if (name.startsWith('_') || registered.has(id) || !re.test(id) || !(loaded.has(name) || named)) continue;
     registered.add(id);
     let exports: unknown;
     try { exports = require(name); } catch { continue; }

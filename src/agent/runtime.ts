@@ -365,11 +365,13 @@ export class Runtime {
   /** [cpu, wall, gc, event loop active, event loop idle], in ms since the thread started */
   private threadValues(): number[] {
     const elu = perf.eventLoopUtilization();
+    // entries not yet delivered to the callback (it runs on a later turn of the event loop)
+    try { for (const e of this.gcObserver?.takeRecords() ?? []) this.gcMs += e.duration; } catch { /* older Node */ }
     return [this.cpu(), this.now(), this.gcMs, elu.active, elu.idle];
   }
 
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[] } {
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -385,7 +387,7 @@ export class Runtime {
       }
       timers.push([name, total / 1000, running]);
     }
-    const out: ReturnType<Runtime['sample']> = { t: now, counters, timers };
+    const out: ReturnType<Runtime['sample']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (this.watching) out.thread = this.threadValues();
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
     return out;
@@ -441,6 +443,11 @@ export class Runtime {
       if (functions.length) out.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions });
     }
     return out;
+  }
+
+  /** Module names of the scripts registered from the n-th on, with their function names. */
+  modulesSince(n: number): { module: string; functions: string[] }[] {
+    return [...this.scripts.values()].slice(n).map((r) => ({ module: r.module, functions: r.names }));
   }
 
   /** Files of the scripts registered from the n-th on (the tool keeps the ones before). */

@@ -339,7 +339,9 @@ export class Session extends EventEmitter {
   async sample(): Promise<void> {
     this.lastSampleMs = Date.now();
     const got = await Promise.all([...this.threads.values()].map(async (t) => {
-      try { return [t.id, await t.sample()] as const; } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
+      try {
+        return [t.id, await t.sample((paths) => this.emit('resources', { thread: t.label, resources: paths }))] as const;
+      } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
     }));
     for (const g of got) if (g) this.record(g[0], g[1]);
     this.emit('sample');

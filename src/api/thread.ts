@@ -19,7 +19,7 @@ export const R = `globalThis[Symbol.for('paranode.runtime')]`;
 export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[] }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
@@ -330,9 +330,19 @@ export class TargetThread {
     return { scriptId: sc.scriptId, module: sc.module, original: source, changed };
   }
 
-  async sample(): Promise<Sample> {
+  /** scripts the runtime had registered at the last sample (new ones are announced) */
+  private knownScripts = 0;
+
+  /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
+  async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
     const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
     if (s.notes) this.notes.push(...s.notes.map((n) => (this.id ? `${n} (thread ${this.id})` : n)));
+    if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
+      const added = await this.cdp.evaluate<{ module: string; functions: string[] }[]>(`${R}.modulesSince(${this.knownScripts})`);
+      this.knownScripts = s.scripts;
+      const paths = added.flatMap((m) => [`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`)]);
+      if (paths.length) onNew(paths);
+    }
     return s;
   }
 
