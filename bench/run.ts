@@ -10,6 +10,7 @@ import { benchAttach } from './attach';
 import { benchFig6 } from './fig6';
 import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
+import { benchMetrics } from './metrics';
 import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
 import { benchWorkload } from './workload';
@@ -21,6 +22,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   pause: benchPause,
   workload: benchWorkload,
   instructions: benchInstructions,
+  metrics: benchMetrics,
 };
 
 function usage(): never {
