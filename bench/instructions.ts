@@ -2,7 +2,7 @@
 // this shared machine the timing of section 5 varies by 10-20 % from run to
 // run, far over the 2 % goal. Valgrind's callgrind counts the instructions the
 // whole process executes (all threads), which does not depend on what else the
-// machine does. The work's own count is the difference of two runs with
+// machine does (V8 runs in --predictable mode so that it repeats). The work's own count is the difference of two runs with
 // different repetition counts, so start-up, module loading, load-time
 // preparation and the untimed warm-up repetitions cancel out.
 import { spawn, spawnSync } from 'child_process';
@@ -17,7 +17,8 @@ async function instructions(lib: string, reps: number, kind: Kind): Promise<numb
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cg-')), 'cg.out');
   const pre = kind === 'slots' ? ['-r', path.join(TARGETS, 'slots-only.js')] : [];
   const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '--smc-check=all-non-file',
-    process.execPath, ...pre, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'] });
+    // --predictable: V8 without concurrent compilation or parallel GC, so the count repeats (to 0.002 %)
+    process.execPath, '--predictable', ...pre, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d) => { err += d; });
   const code = await new Promise<number | null>((r) => child.once('close', r));
@@ -53,7 +54,8 @@ export async function benchInstructions(opts: BenchOptions): Promise<Section> {
   return {
     title,
     body: [
-      'Method: `valgrind --tool=callgrind` counts the instructions the whole process executes (every thread) for `node bench/targets/work.js <lib> <reps>`, ' +
+      'Method: `valgrind --tool=callgrind` counts the instructions the whole process executes (every thread) for `node --predictable bench/targets/work.js <lib> <reps>` ' +
+      '(V8\'s predictable mode: no concurrent compilation or parallel GC; without it two identical runs differed by 10 %, with it by 0.002 %), ' +
       'plainly and with `-r bench/targets/slots-only.js` (every module prepared at load with its slots, all off, as under `Session.launch`). ' +
       'Instructions per repetition of the work = (count at the larger repetition count − count at the smaller) ÷ their difference, so start-up, ' +
       'loading, preparation and warm-up cancel out. Instruction counts do not depend on the machine\'s load; they are not time (a cache miss costs more than an add).',
