@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Session } from '../api/session';
 import { MdlLibrary } from '../mdl/library';
-import { MetricInstance, MetricManager } from '../metrics/manager';
+import { MetricManager } from '../metrics/manager';
 import { renderInstances, renderTable } from './live-view';
 
 interface CommonOpts {
@@ -98,9 +98,15 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
   if (s.child && s.exitCode !== null) process.exitCode = s.exitCode;
 }
 
-function reportEnabled(instances: MetricInstance[], opts: CommonOpts): void {
-  process.stderr.write(`paranode: ${instances.length} metric instance(s) enabled: ${[...new Set(instances.map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`))].slice(0, 6).join(', ')}${instances.length > 6 ? ', ...' : ''}\n`);
-  if (opts.showSnippets) for (const i of instances) process.stderr.write(`${i.metric.name}@${i.focus || '/'}:\n${i.listing().map((l) => '  ' + l).join('\n') || '  (no snippets: a value the runtime measures)'}\n`);
+/** What the requests placed: one line each, the snippets too with --show-snippets. */
+function reportEnabled(mm: MetricManager, opts: CommonOpts): void {
+  const requests = mm.all;
+  process.stderr.write(`paranode: ${requests.length} metric request(s) on: ${requests.map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`).join(', ')}\n`);
+  if (!opts.showSnippets) return;
+  for (const i of requests) {
+    const lines = i.listing();
+    process.stderr.write(`${i.metric.name}@${i.focus || '/'}:\n${lines.length ? lines.map((l) => '  ' + l).join('\n') : '  (no snippets: a value the runtime measures)'}\n`);
+  }
 }
 
 const HOW: Record<string, string> = {
@@ -121,8 +127,8 @@ async function main(argv: string[]): Promise<void> {
       }
       const lib = library(opts.mdl);
       for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
-      const { session: s, manager, instances } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe }, lib);
-      if (!opts.quiet) reportEnabled(instances, opts);
+      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe }, lib);
+      if (!opts.quiet) reportEnabled(manager, opts);
       await session(s, opts, manager);
     });
 
@@ -147,9 +153,8 @@ async function main(argv: string[]): Promise<void> {
         let mm: MetricManager | undefined;
         if (enables.length) {
           mm = new MetricManager([s], lib);
-          const instances: MetricInstance[] = [];
-          for (const r of enables) instances.push(...await mm.enableAll(r.metric, r.focus));
-          if (!opts.quiet) reportEnabled(instances, opts);
+          for (const r of enables) await mm.enableAll(r.metric, r.focus);
+          if (!opts.quiet) reportEnabled(mm, opts);
         }
         await session(s, opts, mm);
       } catch (e) {
@@ -186,19 +191,17 @@ async function main(argv: string[]): Promise<void> {
       }
     });
 
-  program.command('demo').description('run the built-in demo: count and time the calls of a CPU-bound program')
+  program.command('demo').description('run the built-in demo: metrics of a CPU-bound program, from its first line')
     .action(async () => {
       const demo = path.resolve(__dirname, '..', '..', '..', 'demo', 'cpu-bound.js');
-      const probes = [
-        '/Code/**/hashRecord.entry: calls++',
-        '/Code/**/hashRecord.entry: startWallTimer(hashTime)',
-        '/Code/**/hashRecord.exit: stopTimer(hashTime)',
-        '/Code/**/processBatch.calls: batchCalls++',
-        '/Code/**/hashRecord.entry: if ($arg[0].length > 40) longRecords++',
-      ];
-      process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} with probes:\n${probes.map((p) => '  ' + p).join('\n')}\n`);
-      const s = await Session.launch([process.execPath, demo], probes);
-      await session(s, { probe: probes, enable: [], mdl: [], interval: 200, maxPause: 2000, maxBreakpoints: 200 });
+      const cwd = path.dirname(demo);
+      const enables = ['procedure_calls@/Code/cpu-bound.js/*', 'cpu_inclusive@/Code/cpu-bound.js/hashRecord', 'wall@/Code/cpu-bound.js/run', 'cpu', 'gc_time'];
+      const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
+      process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
+      const { session: s, manager } = await MetricManager.launch([process.execPath, demo], enables.map(parseEnable), { probes, cwd });
+      const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200 };
+      reportEnabled(manager, opts);
+      await session(s, opts, manager);
     });
 
   await program.parseAsync(argv);
