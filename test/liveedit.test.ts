@@ -24,7 +24,8 @@ test('esprima attached after load, every function instrumented: output byte-iden
   after(() => t.kill());
   await t.waitFor(/ready/);
   // no breakpoints for the points LiveEdit cannot slot: this test is about the slots
-  const s = await Session.attach(t.pid, { maxBreakpoints: 0 });
+  // planning esprima's LiveEdit takes ~25 s here, longer on a loaded machine: allow most of the test's time
+  const s = await Session.attach(t.pid, { maxBreakpoints: 0, planLimitMs: 150000 });
   const placed = [];
   for (const p of ['.entry: e++', '.exit: x++', '.calls: k++', '.calls postInsn: r++']) placed.push((await s.probe(`/Code/**/esprima/dist/esprima.js/*${p}`)).bySlot);
   const got = await parseOnce(t);
