@@ -129,6 +129,14 @@ function align(hs: { bucketSeconds: number; buckets: number[] }[]): { bucketSeco
 
 type CodePart = Extract<FocusPart, { hierarchy: '/Code' }>;
 
+/** Where a plan goes in one session: nowhere (null), or its threads (undefined: all of them). */
+function scopeIn(plan: Plan, s: Session): { threads?: string[] } | null {
+  if (plan.processes && !plan.processes.includes(s.pid)) return null;
+  if (!plan.threads) return {};
+  const threads = plan.threads.filter((t) => t.pid === s.pid).map((t) => t.thread);
+  return threads.length ? { threads } : null;
+}
+
 const isVector = (i: MetricInstance) => /\$(fn|mod)$/.test(i.perSession[0]?.plan.variable ?? '');
 
 /**
@@ -262,9 +270,9 @@ export class MetricManager extends EventEmitter {
     try {
       for (const s of this.sessions) {
         const plan = planRequest(this.library, m, parts, variable, () => { throw new Error('a vectorized request has no flags'); });
-        if (plan.processes && !plan.processes.includes(s.pid)) continue;
-        const threads = plan.threads ? plan.threads.filter((t) => t.pid === s.pid).map((t) => t.thread) : undefined;
-        if (threads && !threads.length) continue;
+        const scope = scopeIn(plan, s);
+        if (!scope) continue;
+        const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         group.perSession.push(ps);
         for (const p of plan.placements) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
@@ -309,9 +317,9 @@ export class MetricManager extends EventEmitter {
     try {
       for (let i = 0; i < this.sessions.length; i++) {
         const s = this.sessions[i], plan = plans[i];
-        if (plan.processes && !plan.processes.includes(s.pid)) continue;
-        const threads = plan.threads ? plan.threads.filter((t) => t.pid === s.pid).map((t) => t.thread) : undefined;
-        if (threads && !threads.length) continue;
+        const scope = scopeIn(plan, s);
+        if (!scope) continue;
+        const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         inst.perSession.push(ps);
         for (const f of plan.flags) {
