@@ -11,14 +11,21 @@ export class Target {
   readonly child: ChildProcess;
   out = '';
   err = '';
-  private waiters: { re: RegExp; from: number; resolve: (m: RegExpMatchArray) => void }[] = [];
+  private waiters: { re: RegExp; from: number; resolve: (m: RegExpMatchArray) => void; reject: (e: Error) => void }[] = [];
   private readonly exited: Promise<number | null>;
+  private gone: Error | null = null;
 
   constructor(script: string, args: string[] = []) {
     this.child = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'pipe'], cwd: FIXTURES });
     this.child.stdout!.setEncoding('utf8').on('data', (d: string) => { this.out += d; this.check(); });
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.err += d; });
     this.exited = new Promise((r) => this.child.once('exit', (c) => r(c)));
+    // a target that ends while a test waits for its output fails the test with its stderr, instead of leaving it pending
+    this.child.once('close', (code, signal) => {
+      this.gone = new Error(`${script} exited (${signal ?? `code ${code}`}) while a test waited for its output; stderr:\n${this.err.slice(-3000)}`);
+      for (const w of this.waiters) w.reject(this.gone);
+      this.waiters = [];
+    });
   }
 
   get pid(): number { return this.child.pid!; }
@@ -27,7 +34,11 @@ export class Target {
 
   /** Resolves when stdout (after the current position) matches. */
   waitFor(re: RegExp): Promise<RegExpMatchArray> {
-    return new Promise((resolve) => { this.waiters.push({ re, from: this.out.length, resolve }); this.check(); });
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ re, from: this.out.length, resolve, reject });
+      this.check();
+      if (this.gone && this.waiters.length) { this.waiters = []; reject(this.gone); }
+    });
   }
 
   async request(line: string, re: RegExp): Promise<RegExpMatchArray> {
