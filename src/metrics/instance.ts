@@ -1,0 +1,125 @@
+// A metric instance: one metric for one focus, placed in one or more sessions.
+// It reads its counter or timer (or the runtime's thread values) per thread
+// and aggregates them to processes and the program with the metric's operator.
+import { Session, THREAD_SERIES } from '../api/session';
+import type { MetricDecl } from '../mdl/ast';
+import type { Placement, Plan } from '../mdl/evaluate';
+import { splitFocus } from './focus';
+
+/** Identical requests (same metric, same focus) share one instance. */
+export const requestKey = (metric: string, focus: string): string => `${metric}@${splitFocus(focus).join(',')}`;
+
+export interface MetricInstanceValue {
+  /** the metric's name, e.g. procedure_calls */
+  name: string;
+  /** the focus as asked ('' for the whole program) */
+  focus: string;
+  units: string;
+  /** the integral since the instance was enabled: calls, seconds, ...; a fraction for SampledFunction metrics */
+  total: number;
+  /** per bucket, in the metric's units (a rate for event counters) */
+  histogram: { bucketSeconds: number; buckets: number[] };
+}
+
+/** a placement made: its probe, and its points (-1: standing since launch, placed as code loads) */
+export interface Placed { placement: Placement; probe: number; placed: number; how: string }
+
+export interface PerSession {
+  session: Session;
+  plan: Plan;
+  probes: Placed[];
+  flags: string[];
+  /** thread labels the metric is limited to (undefined: all) */
+  threads?: string[];
+  /** series values when the instance was enabled (thread values count from then) */
+  base: Map<string, number>;
+}
+
+export interface Flag { variable: string; probes: Placed[]; users: number }
+
+export class MetricInstance {
+  users = 1;
+  /** @internal */ readonly perSession: PerSession[] = [];
+  /** @internal for one function (module) of a vectorized glob request: the request */
+  group?: MetricInstance;
+  /** @internal of a vectorized request: its instances by resource */
+  members?: Map<string, MetricInstance>;
+
+  constructor(readonly id: number, readonly metric: MetricDecl, readonly focus: string, private readonly flagsOf: (s: Session) => Map<string, Flag>) {}
+
+  get key(): string { return requestKey(this.metric.name, this.focus); }
+
+  /** The snippets this instance placed, one line each (its constraint flags' too). */
+  listing(): string[] {
+    const line = (p: Placed) => `${p.placement.order} ${p.placement.where} ${p.placement.resource}.${p.placement.point.replace(/^call:(.*)$/, 'call("$1")')} (* ${p.placement.snippet} *)  [${p.how}]`;
+    const out: string[] = [];
+    for (const ps of this.perSession) {
+      const prefix = this.perSession.length > 1 ? `process ${ps.session.pid}: ` : '';
+      for (const k of ps.flags) for (const p of this.flagsOf(ps.session).get(k)?.probes ?? []) if (p.placed) out.push(prefix + line(p));
+      for (const p of ps.probes) if (p.placed) out.push(prefix + line(p));
+    }
+    return out;
+  }
+
+  private seriesName(ps: PerSession, which?: string): string {
+    return ps.plan.kind === 'thread' ? `${THREAD_SERIES}${which ?? ps.plan.threadValue}` : ps.plan.variable;
+  }
+
+  /** [value since enable, histogram] of one series in one thread (or the process: thread undefined). */
+  private read(ps: PerSession, thread: string | undefined, which?: string): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
+    const name = this.seriesName(ps, which);
+    const s = ps.session.sampled(name, thread);
+    const base = ps.base.get(`${thread ?? ''}\0${name}`) ?? 0;
+    return { v: (s?.last ?? 0) - base, h: s ? { bucketSeconds: s.bucketSeconds, buckets: s.buckets } : { bucketSeconds: 0.1, buckets: [] } };
+  }
+
+  /** The instance's value and histogram, aggregated over its threads and processes. */
+  value(): MetricInstanceValue {
+    const m = this.metric;
+    const fraction = m.base.type === 'thread' && m.base.source === 'elu';
+    // one entry per thread (per process where the operator is a plain sum)
+    const parts: { v: number; h: { bucketSeconds: number; buckets: number[] } }[] = [];
+    for (const ps of this.perSession) {
+      const threads = ps.threads ?? (m.aggregate === 'sum' && !fraction ? [undefined] : ps.session.threadIds);
+      for (const t of threads) {
+        if (!fraction) { parts.push(this.read(ps, t)); continue; }
+        const a = this.read(ps, t, 'elu_active'), i = this.read(ps, t, 'elu_idle');
+        const [ha, hi] = align([a.h, i.h]);
+        parts.push({ v: a.v + i.v > 0 ? a.v / (a.v + i.v) : 0, h: { bucketSeconds: ha.bucketSeconds, buckets: ha.buckets.map((x, k) => (x + (hi.buckets[k] ?? 0) > 0 ? x / (x + (hi.buckets[k] ?? 0)) : 0)) } });
+      }
+    }
+    const hs = align(parts.map((p) => p.h));
+    const op = (xs: number[]) => {
+      if (!xs.length) return 0;
+      switch (m.aggregate) {
+        case 'sum': return xs.reduce((a, b) => a + b, 0);
+        case 'avg': return xs.reduce((a, b) => a + b, 0) / xs.length;
+        case 'min': return Math.min(...xs);
+        case 'max': return Math.max(...xs);
+      }
+    };
+    const width = hs[0]?.bucketSeconds ?? 0.1;
+    const n = Math.max(0, ...hs.map((h) => h.buckets.length));
+    const buckets: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const v = op(hs.map((h) => h.buckets[k] ?? 0));
+      buckets.push(fraction || m.style === 'SampledFunction' ? v : v / width);
+    }
+    return { name: m.name, focus: this.focus, units: m.units, total: op(parts.map((p) => p.v)), histogram: { bucketSeconds: width, buckets } };
+  }
+}
+
+/** Histograms of one run fold at their own pace: bring them to the widest bucket. */
+function align(hs: { bucketSeconds: number; buckets: number[] }[]): { bucketSeconds: number; buckets: number[] }[] {
+  const width = Math.max(0.1, ...hs.map((h) => h.bucketSeconds));
+  return hs.map((h) => {
+    let b = h.buckets, w = h.bucketSeconds;
+    while (w < width - 1e-12) {
+      const f: number[] = [];
+      for (let i = 0; i < b.length; i += 2) f.push(b[i] + (b[i + 1] ?? 0));
+      b = f;
+      w *= 2;
+    }
+    return { bucketSeconds: width, buckets: b };
+  });
+}
