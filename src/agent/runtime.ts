@@ -70,14 +70,17 @@ interface SnippetAt {
 const MAX_COUNTERS = 1 << 17;
 const MAX_TIMERS = 1 << 16;
 
+/** a counter or timer name with one cell per function ($fn) or module ($mod): see resolve() */
+const VECTOR = /\$(fn|mod)$/;
+
 function noop(): void { /* disabled point */ }
 
 export class Runtime {
   /**
-   * Counter i reads C[i] + F[i] + (U[i] - L[i]) mod 2^32. Snippets add whole
-   * constants to the 32-bit U (cheapest) and anything else to C; fold() moves
-   * U's progress into F before U can wrap twice: the tool samples at least
-   * once a second and a slot cannot run 2^32 times in that.
+   * Counter i reads C[i] + F[i] + (U[i] - L[i]) mod 2^32. `c++` and `c += 1`
+   * go to the 32-bit U (cheapest), anything else to C; counterValue() moves
+   * U's progress into F at every sample, before U can wrap twice: the tool
+   * samples at least once a second and a slot cannot run 2^32 times in that.
    */
   readonly C = new Float64Array(MAX_COUNTERS);
   readonly U = new Uint32Array(MAX_COUNTERS);
@@ -200,8 +203,8 @@ export class Runtime {
       this.placed.set(spec.id, 0);
       this.wrapped.set(spec.id, 0);
       // (vectors get their cells as functions are placed)
-      for (const name of spec.snippet.counters) if (!/\$(fn|mod)$/.test(name)) this.counter(name);
-      for (const name of spec.snippet.timers) if (!/\$(fn|mod)$/.test(name)) this.timer(name);
+      for (const name of spec.snippet.counters) if (!VECTOR.test(name)) this.counter(name);
+      for (const name of spec.snippet.timers) if (!VECTOR.test(name)) this.timer(name);
       this.fallback = [];
       for (const rec of this.scripts.values()) this.place(spec, rec);
     }

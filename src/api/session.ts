@@ -123,8 +123,10 @@ export class Session extends EventEmitter {
     if (cdp.closed) setImmediate(() => this.onGone());
   }
 
-  /** Launch `command` (e.g. ['node', 'app.js']) under the tool; probes apply from its first line, in every thread. */
-  /** Probes are texts or parsed requests; they get ids 1, 2, ... in order. */
+  /**
+   * Launch `command` (e.g. ['node', 'app.js']) under the tool; probes (texts or
+   * parsed requests, given ids 1, 2, ... in order) apply from its first line, in every thread.
+   */
   static async launch(command: string[], probes: (string | ProbeRequest)[] = [], opts: SessionOptions = {}): Promise<Session> {
     const server = await AgentServer.open();
     const kinds = new Map<string, 'wall' | 'cpu'>();
