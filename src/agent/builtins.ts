@@ -8,8 +8,10 @@
 // while something is switched on in the function, and the ES-module bindings
 // of the built-ins are re-synchronised each time. Calls through references
 // taken before the wrapper went in (const { readFileSync } = require('fs'))
-// do not pass through it, while Node's own calls through the exports object do:
-// that is reported.
+// do not pass through it (that is reported). A module's calls to its own
+// exports while it serves a call of the program are not counted again (nor,
+// in a module that calls back into the program synchronously, such as an
+// EventEmitter's emit, the program's own calls to that module from there).
 import type { FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { Runtime } from './runtime';
 
@@ -43,7 +45,8 @@ export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: S
       ],
     }));
     const analysis: ScriptAnalysis = { functions, sourceType: 'script' };
-    const wrappers = targets.map((t) => wrapper(t, () => mod.syncBuiltinESMExports()));
+    const inside = { depth: 0 };
+    const wrappers = targets.map((t) => wrapper(t, () => mod.syncBuiltinESMExports(), inside));
     const no = rt.allocScript();
     rt.registerScript(no, id, analysis, (fn, v) => wrappers[fn](v), id, 'wrap');
   }
@@ -80,26 +83,33 @@ function wrappables(exports: unknown): Wrappable[] {
 }
 
 /** The guard setter of one wrappable: installs the Proxy while handlers are on, takes it out after. */
-function wrapper(t: Wrappable, sync: () => void): (v: unknown) => void {
+function wrapper(t: Wrappable, sync: () => void, inside: { depth: number }): (v: unknown) => void {
   const original = t.holder[t.key] as (...a: unknown[]) => unknown;
   let G: any = 0;
-  // the handlers in force when the call began run around it: entry, then exit by return or by throw
-  const around = (args: unknown[], run: () => unknown): unknown => {
-    const h = G;
-    if (h) h[0](...args);
+  // The handlers in force when the call began run around it: entry, then exit
+  // by return or by throw (they see the receiver as $this; a constructor has
+  // none yet). A call the module makes to itself while serving the program
+  // (writeFileSync -> fs.openSync, Worker.postMessage -> MessagePort.postMessage)
+  // is part of the program's call, not a call of its own: no handlers run.
+  const around = (self: unknown, args: unknown[], run: () => unknown): unknown => {
+    const h = inside.depth === 0 ? G : 0;
+    if (h) h[0].apply(self, args);
     let r;
+    inside.depth++;
     try {
       r = run();
     } catch (e) {
-      if (h) h[4]();
+      inside.depth--;
+      if (h) h[4].call(self);
       throw e;
     }
-    if (h) h[2](r);
+    inside.depth--;
+    if (h) h[2].call(self, r);
     return r;
   };
   const proxy = new Proxy(original, {
-    apply: (target, self, args) => around(args, () => Reflect.apply(target, self, args)),
-    construct: (target, args, newTarget) => around(args, () => Reflect.construct(target, args, newTarget)) as object,
+    apply: (target, self, args) => around(self, args, () => Reflect.apply(target, self, args)),
+    construct: (target, args, newTarget) => around(undefined, args, () => Reflect.construct(target, args, newTarget)) as object,
   });
   const put = (value: unknown) => {
     const d = Object.getOwnPropertyDescriptor(t.holder, t.key);

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'url';
 import { describePoint } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
+import { Instances } from './instances';
 
 type Handler = (...args: unknown[]) => void;
 
@@ -20,6 +21,8 @@ export interface CompiledSnippet {
   body: string;
   counters: string[];
   timers: string[];
+  /** counters and timers indexed by instance (name[$file(x)]): cells named "<name>@/SyncObject/..." as instances appear */
+  instances?: string[];
 }
 
 export interface ProbeSpec {
@@ -120,6 +123,8 @@ export class Runtime {
   private watching = false;
   private gcMs = 0;
   private gcObserver: PerformanceObserver | null = null;
+  /** files and message channels seen, for counters and timers indexed by them */
+  readonly instances = new Instances(this);
   /** undo steps registered by whoever hooked into the thread (the load hook) */
   readonly onDeactivate: (() => void)[] = [];
 
@@ -316,12 +321,17 @@ export class Runtime {
     const known = this.compiled.get(body);
     if (known) return known;
     if (body.includes('__ts_c(')) this.useCpuClock();
-    const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu',
+    const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp',
       `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
       `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
       `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
-      `return function($0,$1,$2,$3,$4,$5,$6,$7){${body}}`);
-    const h = factory(this.C, this.U, this.F, this.L, this.T, this.now, this.cpu);
+      // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
+      `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
+    const inst = this.instances;
+    const h = factory(this.C, this.U, this.F, this.L, this.T, this.now, this.cpu,
+      (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => inst.cell(name, timer === 1, kind, x),
+      (name: string, i: number, cpuTimer: number) => inst.start(name, i, cpuTimer === 1),
+      (name: string) => inst.stop(name));
     this.compiled.set(body, h);
     return h;
   }
@@ -376,7 +386,7 @@ export class Runtime {
   }
 
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number } {
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -394,6 +404,8 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sample']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (this.watching) out.thread = this.threadValues();
+    const fresh = this.instances.takeFresh();
+    if (fresh.length) out.objects = fresh;
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
     return out;
   }
@@ -411,6 +423,7 @@ export class Runtime {
     this.gcObserver?.disconnect();
     this.gcObserver = null;
     this.watching = false;
+    this.instances.reset();
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();

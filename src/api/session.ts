@@ -280,6 +280,13 @@ export class Session extends EventEmitter {
     return out;
   }
 
+  /** /SyncObject resources (files, message channels) seen so far, with the threads that saw them. */
+  syncObjects(): { path: string; threads: string[] }[] {
+    const by = new Map<string, string[]>();
+    for (const t of this.threads.values()) for (const o of t.syncObjects) by.set(o, [...(by.get(o) ?? []), t.label]);
+    return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([p, threads]) => ({ path: p, threads }));
+  }
+
   /**
    * Place a probe ('<resource>.<point>: <snippet>') in every thread. Scripts
    * loaded before the agent that contain a matching function are prepared by
@@ -503,7 +510,8 @@ function toSpec(req: ProbeRequest, id: number, kinds: Map<string, 'wall' | 'cpu'
 function builtinModuleMatch(glob: string): string | undefined {
   const g = glob.slice('/Code/'.length);
   if (!g.startsWith('node:')) return undefined;
-  const cut = g.indexOf('/');
+  // the function is the last part: a module's name may have a '/' (node:fs/promises)
+  const cut = g.lastIndexOf('/');
   return codeGlobToRegex('/Code/' + (cut < 0 ? g : g.slice(0, cut)));
 }
 

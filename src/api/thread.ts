@@ -19,7 +19,7 @@ export const R = `globalThis[Symbol.for('paranode.runtime')]`;
 export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[] }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
@@ -332,6 +332,8 @@ export class TargetThread {
 
   /** scripts the runtime had registered at the last sample (new ones are announced) */
   private knownScripts = 0;
+  /** /SyncObject resources (files, message channels) the thread's snippets have seen */
+  readonly syncObjects = new Set<string>();
 
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
@@ -342,6 +344,10 @@ export class TargetThread {
       this.knownScripts = s.scripts;
       const paths = added.flatMap((m) => [`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`)]);
       if (paths.length) onNew(paths);
+    }
+    if (s.objects) {
+      for (const o of s.objects) this.syncObjects.add(o);
+      onNew?.(s.objects);
     }
     return s;
   }

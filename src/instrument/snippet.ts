@@ -16,6 +16,8 @@ type Node = acorn.Node & Record<string, any>;
 
 const BIN_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!=', '===', '!==']);
 const TIMER_FNS = new Set(['startWallTimer', 'startProcessTimer', 'stopTimer']);
+/** functions that pick the instance of a /SyncObject resource: name[$file(x)] */
+export const INSTANCE_FNS: Record<string, string> = { $file: 'file', $channel: 'channel' };
 
 export interface SnippetOptions {
   point: PointClass;
@@ -33,6 +35,8 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
   }
   const counters = new Set<string>();
   const timers = new Set<string>();
+  const instanceCounters = new Set<string>();
+  const instanceTimers = new Set<string>();
   const kinds = opts.timerKinds ?? new Map<string, 'wall' | 'cpu'>();
   const fail = (n: Node, msg: string): never => {
     throw new SnippetError(msg, n.loc!.start.line, n.loc!.start.column + 1);
@@ -45,9 +49,27 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
   const counterName = (n: Node): string => {
     if (n.type !== 'Identifier') fail(n, 'only a counter name can be assigned');
     if (n.name.startsWith('$')) fail(n, `${n.name} is read-only`);
-    if (timers.has(n.name)) fail(n, `${n.name} is a timer, not a counter`);
+    if (timers.has(n.name) || instanceTimers.has(n.name)) fail(n, `${n.name} is a timer, not a counter`);
+    if (instanceCounters.has(n.name)) fail(n, `${n.name} is indexed by instance elsewhere in this snippet`);
     counters.add(n.name);
     return `__c_${n.name}`;
+  };
+
+  // name[$file(x)] / name[$channel(x)]: the cell of the instance x stands for
+  // (a file, a message channel), made when the instance is first seen: one
+  // placement keeps a vector over every instance (Paradyn's vectorization)
+  const instanceCell = (n: Node, timer: boolean): string => {
+    if (n.type !== 'MemberExpression' || !n.computed || n.object.type !== 'Identifier') fail(n, 'expected name[$file(x)] or name[$channel(x)]');
+    const name = n.object.name as string;
+    if (name.startsWith('$')) fail(n.object, `${name} is read-only`);
+    if (counters.has(name) || timers.has(name)) fail(n.object, `${name} is used without an index elsewhere in this snippet`);
+    if (timer ? instanceCounters.has(name) : instanceTimers.has(name)) fail(n.object, `${name} is a ${timer ? 'counter' : 'timer'}, not a ${timer ? 'timer' : 'counter'}`);
+    (timer ? instanceTimers : instanceCounters).add(name);
+    const k = n.property;
+    if (k.type !== 'CallExpression' || k.callee.type !== 'Identifier' || !(k.callee.name in INSTANCE_FNS) || k.arguments.length !== 1) {
+      fail(k, `an index must be ${Object.keys(INSTANCE_FNS).map((f) => `${f}(x)`).join(' or ')}`);
+    }
+    return `__iv(${JSON.stringify(name)},${timer ? 1 : 0},${JSON.stringify(INSTANCE_FNS[k.callee.name])},${expr(k.arguments[0])})`;
   };
 
   const expr = (n: Node): string => {
@@ -60,9 +82,14 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
           if (opts.point !== 'exit' && opts.point !== 'resume') fail(n, '$return is only available at exit points');
           return '$0';
         }
+        if (n.name === '$this') {
+          if (opts.point !== 'entry' && opts.point !== 'exit') fail(n, '$this is only available at entry and exit points');
+          return 'this';
+        }
         if (n.name === 'undefined') return 'void 0';
         if (n.name.startsWith('$')) fail(n, `unknown variable ${n.name}`);
-        if (timers.has(n.name)) fail(n, `${n.name} is a timer; read timers from the sampled data`);
+        if (timers.has(n.name) || instanceTimers.has(n.name)) fail(n, `${n.name} is a timer; read timers from the sampled data`);
+        if (instanceCounters.has(n.name)) fail(n, `${n.name} is indexed by instance: it cannot be read in a snippet`);
         counters.add(n.name);
         return `(C[__c_${n.name}]+F[__c_${n.name}]+((U[__c_${n.name}]-L[__c_${n.name}])>>>0))`;
       case 'MemberExpression': {
@@ -97,7 +124,8 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
     if (call.arguments.length !== 1 || call.arguments[0].type !== 'Identifier') fail(call, `${call.callee.name} takes one timer name`);
     const name = call.arguments[0].name as string;
     if (name.startsWith('$')) fail(call.arguments[0], 'invalid timer name');
-    if (counters.has(name)) fail(call.arguments[0], `${name} is a counter, not a timer`);
+    if (counters.has(name) || instanceCounters.has(name)) fail(call.arguments[0], `${name} is a counter, not a timer`);
+    if (instanceTimers.has(name)) fail(call.arguments[0], `${name} is indexed by instance elsewhere in this snippet`);
     timers.add(name);
     return name;
   };
@@ -110,6 +138,15 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
         return `if(${expr(n.test)})${stmt(n.consequent)}${n.alternate ? `else ${stmt(n.alternate)}` : ''}`;
       case 'ExpressionStatement': {
         const e = n.expression;
+        if (e.type === 'UpdateExpression' && e.argument.type === 'MemberExpression') {
+          const i = instanceCell(e.argument, false);
+          return `{const i_=${i};if(i_>=0)${e.operator === '++' ? 'U[i_]++' : 'C[i_]--'};}`;
+        }
+        if (e.type === 'AssignmentExpression' && e.left.type === 'MemberExpression') {
+          if (!['+=', '-='].includes(e.operator)) fail(e, `an indexed counter takes ++, --, += or -=`);
+          const rhs = expr(e.right);
+          return `{const i_=${instanceCell(e.left, false)};if(i_>=0)C[i_]${e.operator}${rhs};}`;
+        }
         if (e.type === 'UpdateExpression') {
           const i = counterName(e.argument);
           return e.operator === '++' ? `U[${i}]++;` : `C[${i}]--;`;
@@ -121,6 +158,23 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
           if (e.operator === '+=' && e.right.type === 'Literal' && e.right.value === 1) return `U[${i}]+=${rhs};`;
           if (e.operator !== '=') return `C[${i}]${e.operator}${rhs};`;
           return `{const v_=${rhs};F[${i}]=0;L[${i}]=U[${i}];C[${i}]=v_;}`;
+        }
+        if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && TIMER_FNS.has(e.callee.name) && e.arguments[0]?.type === 'MemberExpression') {
+          if (e.arguments.length !== 1) fail(e, `${e.callee.name} takes one timer`);
+          const a = e.arguments[0];
+          if (e.callee.name === 'stopTimer') {
+            // the instance was picked at the start: stop the innermost one running
+            if (a.object.type !== 'Identifier' || !a.computed || a.property.type !== 'Identifier' || a.property.name !== '$last') fail(a, 'stop an indexed timer with stopTimer(name[$last])');
+            if (counters.has(a.object.name) || instanceCounters.has(a.object.name)) fail(a.object, `${a.object.name} is a counter, not a timer`);
+            instanceTimers.add(a.object.name);
+            return `__vp(${JSON.stringify(a.object.name)});`;
+          }
+          const kind = e.callee.name === 'startWallTimer' ? 'wall' : 'cpu';
+          const cell = instanceCell(a, true);
+          const known = kinds.get(a.object.name);
+          if (known && known !== kind) fail(e, `timer ${a.object.name} is already a ${known === 'wall' ? 'wall-clock' : 'process-time'} timer`);
+          kinds.set(a.object.name, kind);
+          return `__vs(${JSON.stringify(a.object.name)},${cell},${kind === 'wall' ? 0 : 1});`;
         }
         if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && TIMER_FNS.has(e.callee.name)) {
           const name = timerArg(e);
@@ -140,7 +194,7 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
   };
 
   const body = (ast.body as Node[]).map(stmt).join('');
-  return { body, counters: [...counters], timers: [...timers] };
+  return { body, counters: [...counters], timers: [...timers], instances: [...instanceCounters, ...instanceTimers] };
 }
 
 function describe(n: Node): string {

@@ -49,9 +49,12 @@ export interface Plan {
 export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): ConstraintDecl {
   const want = part.hierarchy === '/Code' ? (part.kind === 'function' ? '/Code/*' : '/Code') : part.hierarchy;
   const allowed = m.constraints.map((c) => lib.constraints.get(c.name)!);
-  const c = allowed.find((x) => x.hierarchy === want);
+  // a /SyncObject constraint names its kind (/SyncObject/File) and covers its instances
+  const c = part.hierarchy === '/SyncObject'
+    ? allowed.find((x) => x.hierarchy !== '/SyncObject' && (part.path === x.hierarchy || part.path.startsWith(x.hierarchy + '/')))
+    : allowed.find((x) => x.hierarchy === want);
   if (c) return c;
-  const what = part.hierarchy === '/Code' ? `${part.kind === 'function' ? 'a function' : 'a module'} (${want})` : want;
+  const what = part.hierarchy === '/Code' ? `${part.kind === 'function' ? 'a function' : 'a module'} (${want})` : part.hierarchy === '/SyncObject' ? part.path : want;
   throw new FocusError(`metric ${m.name} cannot be constrained to ${what}: it allows ${allowed.length ? allowed.map((x) => `${x.name} (${x.hierarchy})`).join(', ') : 'no constraint'}`);
 }
 
@@ -80,7 +83,7 @@ export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], 
   if (replace.length) {
     const { part, c } = replace[0];
     if (m.base.type === 'thread') plan.kind = c.body.some(usesProcessTimer) ? 'processTimer' : c.body.some(usesWallTimer) ? 'wallTimer' : 'counter';
-    plan.placements = evalBody(lib, c.body, part, new Map([[m.name, variable], [c.name, variable]]), [], `constraint ${c.name}`);
+    plan.placements = evalBody(lib, c.body, part, new Map([[m.name, variable], [c.name, variable], ...flagVars]), [...flagVars.values()], `constraint ${c.name}`);
   } else if (m.base.type !== 'thread') {
     const names = new Map([[m.name, variable], ...flagVars]);
     plan.placements = evalBody(lib, m.base.body, undefined, names, [...flagVars.values()], `metric ${m.name}`);

@@ -33,6 +33,17 @@ export interface PerSession {
   threads?: string[];
   /** series values when the instance was enabled (thread values count from then) */
   base: Map<string, number>;
+  /** read the sum of every series named with this prefix (all instances of a /SyncObject kind) */
+  sumOf?: string;
+}
+
+/** A request that stands for many instances: its cells are "<stem><resource>", one instance each. */
+export interface VectorOf {
+  stem: string;
+  /** which resources the request picks */
+  match: (resource: string) => boolean;
+  /** the focus of the instance for one resource */
+  focusOf: (resource: string) => string;
 }
 
 export interface Flag { variable: string; probes: Placed[]; users: number }
@@ -44,6 +55,10 @@ export class MetricInstance {
   group?: MetricInstance;
   /** @internal of a vectorized request: its instances by resource */
   members?: Map<string, MetricInstance>;
+  /** @internal of a vectorized request: how its cells are named and which it picks */
+  vector?: VectorOf;
+  /** @internal the request that placed this instance's snippets (shared by the requests over one /SyncObject kind) */
+  holder?: MetricInstance;
 
   constructor(readonly id: number, readonly metric: MetricDecl, readonly focus: string, private readonly flagsOf: (s: Session) => Map<string, Flag>) {}
 
@@ -67,6 +82,13 @@ export class MetricInstance {
 
   /** [value since enable, histogram] of one series in one thread (or the process: thread undefined). */
   private read(ps: PerSession, thread: string | undefined, which?: string): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
+    if (ps.sumOf) {
+      const all = ps.session.sampledNames(ps.sumOf).map((n) => ps.session.sampled(n, thread)).filter((x) => x !== undefined);
+      const hs = align(all.map((x) => ({ bucketSeconds: x.bucketSeconds, buckets: x.buckets })));
+      const buckets: number[] = [];
+      for (const h of hs) h.buckets.forEach((b, k) => { buckets[k] = (buckets[k] ?? 0) + b; });
+      return { v: all.reduce((a, x) => a + x.last, 0), h: { bucketSeconds: hs[0]?.bucketSeconds ?? 0.1, buckets } };
+    }
     const name = this.seriesName(ps, which);
     const s = ps.session.sampled(name, thread);
     const base = ps.base.get(`${thread ?? ''}\0${name}`) ?? 0;

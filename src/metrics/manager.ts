@@ -8,10 +8,10 @@ import { EventEmitter } from 'events';
 import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
-import { constraintFor, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
+import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
 import { expandFocus, resolveFocus, splitFocus } from './focus';
-import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key } from './instance';
+import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
 
 export { MetricInstance } from './instance';
 export type { MetricInstanceValue } from './instance';
@@ -26,7 +26,21 @@ function scopeIn(plan: Plan, s: Session): { threads?: string[] } | null {
   return threads.length ? { threads } : null;
 }
 
-const isVector = (i: MetricInstance) => /\$(fn|mod)$/.test(i.perSession[0]?.plan.variable ?? '');
+const isVector = (i: MetricInstance) => i.vector !== undefined;
+
+/** The /SyncObject part of a focus (a kind, an instance, or a glob over instances). */
+const objectPart = (parts: string[]) => parts.find((p) => p.startsWith('/SyncObject/'));
+
+/** In /SyncObject, `*` matches across `/`: an instance (a file's path) is one resource. */
+function objectMatcher(glob: string): (r: string) => boolean {
+  const re = new RegExp('^' + glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*+/g, '.*').replace(/\?/g, '.') + '$');
+  return (r) => re.test(r);
+}
+
+/** The vector of a /Code glob request: a cell per function (module), named after it. */
+function codeVector(variable: string, rest: string[]): VectorOf {
+  return { stem: variable.replace(/\$(fn|mod)$/, '@'), match: () => true, focusOf: (r) => [r, ...rest].join(',') };
+}
 
 /**
  * Can a request be one vectorized placement? Its focus has one glob, over
@@ -76,7 +90,7 @@ export class MetricManager extends EventEmitter {
   static async launch(command: string[], requests: { metric: string; focus?: string }[], opts: SessionOptions & { probes?: string[] } = {},
     library = MdlLibrary.standard()): Promise<{ session: Session; manager: MetricManager; instances: MetricInstance[] }> {
     const mm = new MetricManager([], library);
-    const early: { inst: MetricInstance; plan: Plan; probes: number[]; flags: string[] }[] = [];
+    const early: { inst: MetricInstance; plan: Plan; probes: number[]; flags: string[]; parts: string[]; obj?: string }[] = [];
     // the user's own probes first: they keep ids 1..n
     const reqs: ProbeRequest[] = (opts.probes ?? []).map((p) => parseProbe(p));
     const flagVars = new Map<string, string>();
@@ -90,28 +104,41 @@ export class MetricManager extends EventEmitter {
       const m = library.metric(r.metric);
       const focus = r.focus ?? '';
       const parts = splitFocus(focus);
-      const vector = vectorizable(library, m, focus);
-      const onlyCode = parts.every((p) => p.startsWith('/Code/')) && (vector !== null || !parts.some((p) => /[*?]/.test(p)));
-      if (!onlyCode || mm.instances.has(key(r.metric, focus))) { later.push({ metric: r.metric, focus }); continue; }
-      const guessed: FocusPart[] = parts.map((p) => ({ hierarchy: '/Code', kind: guessCodeKind(p), path: p }));
+      const obj = objectPart(parts);
+      const vector = obj ? null : vectorizable(library, m, focus);
+      const codeParts = parts.filter((p) => p !== obj);
+      // /Code parts can be placed before the code exists; a glob only as one vectorized placement
+      const early_ = codeParts.every((p) => p.startsWith('/Code/')) && (vector !== null || !codeParts.some((p) => /[*?]/.test(p)));
+      if (!early_ || mm.instances.has(key(r.metric, focus))) { later.push({ metric: r.metric, focus }); continue; }
+      const guessed: FocusPart[] = parts.map((p) => (p === obj ? { hierarchy: '/SyncObject', path: p } : { hierarchy: '/Code', kind: guessCodeKind(p), path: p }));
       const variable = vector ? `_pnm${mm.nextVar++}$${vector.part.kind === 'module' ? 'mod' : 'fn'}` : `_pnm${mm.nextVar++}`;
       const plan = planRequest(library, m, guessed, variable, (fk) => flagVars.get(fk) ?? (flagVars.set(fk, `_pnk${mm.nextVar++}`), flagVars.get(fk)!));
       for (const f of plan.flags) if (!flagProbes.has(f.key)) flagProbes.set(f.key, { f, probes: f.placements.map(toReq) });
-      const inst = new MetricInstance(mm.nextId++, m, parts.join(','), (s) => mm.flagsFor(s));
-      mm.instances.set(inst.key, inst);
-      early.push({ inst, plan, probes: plan.placements.map(toReq), flags: plan.flags.map((f) => f.key) });
+      // a /SyncObject request's placement is the holder of its kind's cells (see enableObjects)
+      const kind = obj ? constraintFor(library, m, { hierarchy: '/SyncObject', path: obj }).hierarchy : null;
+      const inst = new MetricInstance(mm.nextId++, m, parts.map((p) => (p === obj ? kind : p)).join(','), (s) => mm.flagsFor(s));
+      if (vector) inst.vector = codeVector(variable, vector.rest);
+      if (!obj) mm.instances.set(inst.key, inst);
+      early.push({ inst, plan, probes: plan.placements.map(toReq), flags: plan.flags.map((f) => f.key), parts, obj });
     }
     const session = await Session.launch(command, reqs, opts);
     mm.sessions.push(session);
     const flags = mm.flagsFor(session);
     const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
     for (const [k, { f, probes }] of flagProbes) flags.set(k, { variable: f.variable, users: 0, probes: probes.map((id) => standing(id, `constraint ${f.constraint} on ${f.resource}`)) });
+    const instances: MetricInstance[] = [];
     for (const e of early) {
       for (const k of e.flags) flags.get(k)!.users++;
       e.inst.perSession.push({ session, plan: e.plan, probes: e.probes.map((id) => standing(id, `metric ${e.inst.metric.name}`)), flags: e.flags, base: new Map() });
       if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0]);
+      if (e.obj) {
+        const hk = mm.holderKey(e.inst.metric, e.parts, e.obj);
+        const have = mm.holders.get(hk);
+        if (have) throw new Error(`internal: two launch requests hold ${hk}`);
+        mm.holders.set(hk, e.inst);
+        instances.push(...mm.objectView(e.inst, e.parts, e.obj));
+      } else instances.push(...(isVector(e.inst) ? mm.members(e.inst) : [e.inst]));
     }
-    const instances = early.map((e) => e.inst).flatMap((i) => (isVector(i) ? mm.members(i) : [i]));
     try {
       for (const r of later) instances.push(...await mm.enableAll(r.metric, r.focus));
     } catch (e) {
@@ -131,6 +158,9 @@ export class MetricManager extends EventEmitter {
    */
   async enableAll(metric: string, focus = ''): Promise<MetricInstance[]> {
     const m = this.library.metric(metric);
+    const parts = splitFocus(focus);
+    const obj = objectPart(parts);
+    if (obj) return this.enableObjects(m, parts, obj);
     const vector = vectorizable(this.library, m, focus);
     if (vector) {
       const group = await this.enableVector(m, focus, vector);
@@ -155,6 +185,7 @@ export class MetricManager extends EventEmitter {
     const parts = [v.part, ...await resolveFocus(v.rest.join(','), this.sessions)];
     const group = new MetricInstance(this.nextId++, m, splitFocus(focus).join(','), (s) => this.flagsFor(s));
     const variable = `_pnm${this.nextVar++}$${v.part.kind === 'module' ? 'mod' : 'fn'}`;
+    group.vector = codeVector(variable, v.rest);
     try {
       for (const s of this.sessions) {
         const plan = planRequest(this.library, m, parts, variable, () => { throw new Error('a vectorized request has no flags'); });
@@ -174,29 +205,87 @@ export class MetricManager extends EventEmitter {
     return group;
   }
 
-  /** The instances of a vectorized request so far: one per function (module) placed. */
+  /** The instances of a vectorized request so far: one per resource (function, module, file, channel) seen. */
   private members(group: MetricInstance): MetricInstance[] {
-    const stem = group.perSession[0]?.plan.variable.replace(/\$(fn|mod)$/, '@');
-    if (!stem) return [];
+    const v = group.vector;
+    const source = group.holder ?? group;
+    if (!v) return [];
     const cache = group.members ??= new Map();
     const paths = new Set<string>();
-    for (const ps of group.perSession) for (const n of ps.session.sampledNames(stem)) paths.add(n.slice(stem.length));
-    for (const p of [...paths].sort()) {
-      if (cache.has(p)) continue;
-      const focus = [p, ...splitFocus(group.focus).filter((x) => !x.startsWith('/Code'))].join(',');
-      const inst = new MetricInstance(this.nextId++, group.metric, focus, (s) => this.flagsFor(s));
-      inst.group = group;
-      for (const ps of group.perSession) inst.perSession.push({ ...ps, plan: { ...ps.plan, variable: stem + p }, probes: [], base: new Map() });
-      cache.set(p, inst);
-    }
+    for (const ps of source.perSession) for (const n of ps.session.sampledNames(v.stem)) if (v.match(n.slice(v.stem.length))) paths.add(n.slice(v.stem.length));
+    for (const p of [...paths].sort()) if (!cache.has(p)) cache.set(p, this.memberOf(group, p));
     return [...cache.values()];
   }
 
+  private memberOf(group: MetricInstance, resource: string): MetricInstance {
+    const inst = new MetricInstance(this.nextId++, group.metric, group.vector!.focusOf(resource), (s) => this.flagsFor(s));
+    inst.group = group;
+    for (const ps of (group.holder ?? group).perSession) inst.perSession.push({ ...ps, plan: { ...ps.plan, variable: group.vector!.stem + resource }, probes: [], base: new Map() });
+    return inst;
+  }
+
+  /** Placements over a /SyncObject kind, by metric, other focus parts and kind: shared by the requests that read them. */
+  private readonly holders = new Map<string, MetricInstance>();
+
+  private holderKey(m: MetricDecl, parts: string[], obj: string): string {
+    const c = constraintFor(this.library, m, { hierarchy: '/SyncObject', path: obj });
+    return `${m.name}@${parts.filter((p) => p !== obj).join(',')}#${c.hierarchy}`;
+  }
+
+  /**
+   * A focus on /SyncObject: one placement for the kind (every file, every
+   * channel) with a cell per instance; the request reads the cells it picks.
+   * A glob gives one instance per match, an instance one, the kind itself
+   * (/SyncObject/File) one that sums them all.
+   */
+  private async enableObjects(m: MetricDecl, parts: string[], obj: string): Promise<MetricInstance[]> {
+    const focus = parts.join(',');
+    const known = this.instances.get(key(m.name, focus));
+    if (known) { known.users++; return isVector(known) ? this.members(known) : [known]; }
+    const hk = this.holderKey(m, parts, obj);
+    let holder = this.holders.get(hk);
+    if (holder) holder.users++;
+    else {
+      const kind = constraintFor(this.library, m, { hierarchy: '/SyncObject', path: obj }).hierarchy;
+      holder = await this.enable(m.name, parts.map((p) => (p === obj ? kind : p)).join(','), true);
+      this.holders.set(hk, holder);
+    }
+    return this.objectView(holder, parts, obj);
+  }
+
+  /** The request for `obj` over a holder's cells (made once; enableObjects counts its users). */
+  private objectView(holder: MetricInstance, parts: string[], obj: string): MetricInstance[] {
+    const m = holder.metric;
+    const kind = splitFocus(holder.focus).find((p) => p.startsWith('/SyncObject/'))!;
+    const rest = parts.filter((p) => p !== obj);
+    const stem = `${holder.perSession[0]?.plan.variable ?? ''}@`;
+    const view = new MetricInstance(this.nextId++, m, parts.join(','), (s) => this.flagsFor(s));
+    view.holder = holder;
+    if (/[*?]/.test(obj)) {
+      view.vector = { stem, match: objectMatcher(obj), focusOf: (r) => [r, ...rest].join(',') };
+      this.instances.set(view.key, view);
+      return this.members(view);
+    }
+    for (const ps of holder.perSession) {
+      view.perSession.push({ ...ps, plan: { ...ps.plan, variable: stem + obj }, probes: [], base: new Map(), ...(obj === kind ? { sumOf: `${stem}${kind}/` } : {}) });
+    }
+    this.instances.set(view.key, view);
+    return [view];
+  }
+
   /** Enable one metric for one focus (no globs); an identical request shares the instance. */
-  async enable(metric: string, focus = ''): Promise<MetricInstance> {
+  async enable(metric: string, focus?: string): Promise<MetricInstance>;
+  /** @internal a holder of /SyncObject cells: placed, not listed */
+  async enable(metric: string, focus: string, holder: true): Promise<MetricInstance>;
+  async enable(metric: string, focus = '', holder = false): Promise<MetricInstance> {
     const m = this.library.metric(metric);
+    const obj = objectPart(splitFocus(focus));
+    if (obj && !holder) {
+      if (/[*?]/.test(obj)) throw new FocusError(`focus "${focus}" stands for every instance matching ${obj}: use enableAll`);
+      return (await this.enableObjects(m, splitFocus(focus), obj))[0];
+    }
     const k = key(metric, focus);
-    const known = this.instances.get(k);
+    const known = holder ? undefined : this.instances.get(k);
     if (known) { known.users++; return known; }
     const parts = await resolveFocus(focus, this.sessions);
     const inst = new MetricInstance(this.nextId++, m, splitFocus(focus).join(','), (s) => this.flagsFor(s));
@@ -228,6 +317,7 @@ export class MetricManager extends EventEmitter {
       await this.remove(inst).catch(() => undefined);
       throw e;
     }
+    if (holder) return inst;
     this.instances.set(k, inst);
     this.emit('enabled', inst);
     return inst;
@@ -264,7 +354,12 @@ export class MetricManager extends EventEmitter {
     if (inst.group) inst = inst.group; // the instances of one glob request go together
     if (--inst.users > 0) return;
     this.instances.delete(inst.key);
-    await this.remove(inst);
+    const h = inst.holder;
+    if (!h) await this.remove(inst);
+    else if (--h.users === 0) {
+      for (const [k, x] of this.holders) if (x === h) this.holders.delete(k);
+      await this.remove(h);
+    }
     this.emit('disabled', inst);
   }
 

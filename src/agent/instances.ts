@@ -1,0 +1,152 @@
+// Instances of /SyncObject resources, seen as the program runs: files
+// (/SyncObject/File/<absolute path>) and message channels
+// (/SyncObject/Message/<channel>). A snippet picks one with name[$file(x)] or
+// name[$channel(x)]; its counter or timer cell ("<name>@<resource>") is made
+// the first time the instance is seen, so one placement keeps a vector over
+// every instance, those that appear later included.
+import * as fs from 'fs';
+import * as path from 'path';
+import { fileURLToPath } from 'url';
+
+/** what the instances need of the runtime: its cells and clocks */
+export interface Cells {
+  readonly T: Float64Array;
+  counter(name: string): number;
+  timer(name: string): number;
+  readonly counterIndex: Map<string, number>;
+  readonly timerIndex: Map<string, number>;
+  now(): number;
+  cpu(): number;
+  useCpuClock(): void;
+  cwd: string;
+}
+
+// taken before anything can wrap it: reading an fd's path must not run a probe
+const readlink = fs.readlinkSync;
+const OWN = path.join(__dirname, '..');
+
+/** Is the code calling into the snippet (past paranode's own frames and the handler) Node's? Asked once per port. */
+function sentByNode(): boolean {
+  const prepare = Error.prepareStackTrace, limit = Error.stackTraceLimit;
+  try {
+    Error.stackTraceLimit = 30;
+    Error.prepareStackTrace = (_e, calls) => calls;
+    const calls = new Error().stack as unknown as NodeJS.CallSite[];
+    for (const c of calls) {
+      const f = c.getFileName() ?? '';
+      if (!f || f.startsWith(OWN)) continue;
+      return f.startsWith('node:');
+    }
+    return false;
+  } catch {
+    return false;
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+}
+
+export class Instances {
+  /** resources seen since the last sample */
+  private fresh: string[] = [];
+  private readonly seen = new Set<string>();
+  /** per indexed timer: the cells started and not yet stopped, innermost last */
+  private readonly running = new Map<string, number[]>();
+  private ports = new WeakMap<object, string>();
+  private nextPort = 1;
+
+  constructor(private readonly rt: Cells) {}
+
+  /** The cell of `name` for the instance `x` stands for (4 × timer index for timers); -1 when x names none. */
+  cell(name: string, timer: boolean, kind: 'file' | 'channel', x: unknown): number {
+    const r = kind === 'file' ? this.fileOf(x) : this.channelOf(x);
+    if (!r) return -1;
+    const key = `${name}@${r}`;
+    if (!this.seen.has(r)) { this.seen.add(r); this.fresh.push(r); }
+    if (timer) return 4 * (this.rt.timerIndex.get(key) ?? this.rt.timer(key));
+    return this.rt.counterIndex.get(key) ?? this.rt.counter(key);
+  }
+
+  start(name: string, i: number, cpu: boolean): void {
+    let st = this.running.get(name);
+    if (!st) this.running.set(name, (st = []));
+    st.push(i);
+    if (i < 0) return;
+    const T = this.rt.T;
+    if (T[i + 2]++ === 0) {
+      if (cpu) this.rt.useCpuClock();
+      T[i + 1] = cpu ? this.rt.cpu() : this.rt.now();
+      T[i + 3] = cpu ? 1 : 0;
+    }
+  }
+
+  stop(name: string): void {
+    const i = this.running.get(name)?.pop();
+    if (i === undefined || i < 0) return;
+    const T = this.rt.T;
+    if (T[i + 2] > 0 && --T[i + 2] === 0) T[i] += (T[i + 3] ? this.rt.cpu() : this.rt.now()) - T[i + 1];
+  }
+
+  /** Resources seen for the first time since the last call. */
+  takeFresh(): string[] {
+    const f = this.fresh;
+    this.fresh = [];
+    return f;
+  }
+
+  /** Every resource seen so far. */
+  all(): string[] {
+    return [...this.seen];
+  }
+
+  /** A path (string, Buffer, file: URL) or a file descriptor, as /SyncObject/File/<absolute path>. */
+  fileOf(x: unknown): string | null {
+    let p: string | null = null;
+    if (typeof x === 'string') p = x;
+    else if (Buffer.isBuffer(x)) p = x.toString();
+    else if (x instanceof URL) { if (x.protocol === 'file:') p = fileURLToPath(x); }
+    else if (typeof x === 'number' && Number.isInteger(x) && x >= 0) {
+      // what the descriptor is open on now (Linux); descriptors are reused, so not cached
+      try { p = readlink(`/proc/self/fd/${x}`); } catch { p = `fd:${x}`; }
+      if (!p.startsWith('/')) return `/SyncObject/File/${p}`;
+    }
+    if (p === null || p === '') return null;
+    return `/SyncObject/File${path.resolve(this.rt.cwd, p)}`;
+  }
+
+  /**
+   * The channel a message goes over, from its sender (`this` of postMessage or
+   * send): worker/<threadId> for a Worker and, in the worker, its parentPort
+   * (the same name on both sides), broadcast/<name>, ipc for process.send,
+   * port/<n> for other MessagePorts in the order this thread first used them.
+   */
+  channelOf(x: unknown): string | null {
+    if (!x || typeof x !== 'object') return null;
+    if (x === process) return '/SyncObject/Message/ipc';
+    const known = this.ports.get(x);
+    if (known !== undefined) return known || null;
+    let name: string | null = null;
+    const wt = require('worker_threads') as typeof import('worker_threads');
+    if (typeof BroadcastChannel !== 'undefined' && x instanceof BroadcastChannel) name = `broadcast/${x.name}`;
+    else if (x instanceof wt.Worker) name = `worker/${x.threadId}`;
+    else if (x instanceof wt.MessagePort) {
+      if (x === wt.parentPort) name = `worker/${wt.threadId}`;
+      // a port only Node's own code sends on (a Worker's script loading and
+      // stdio): those messages are not the program's
+      else if (sentByNode()) { this.ports.set(x, ''); return null; }
+      else name = `port/${this.nextPort++}`;
+    }
+    if (!name) return null;
+    const r = `/SyncObject/Message/${name}`;
+    this.ports.set(x, r);
+    return r;
+  }
+
+  reset(): void {
+    this.running.clear();
+    this.ports = new WeakMap();
+    this.nextPort = 1;
+    this.seen.clear();
+    this.fresh = [];
+  }
+}
