@@ -7,6 +7,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
+import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
 import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
@@ -23,6 +24,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   workload: benchWorkload,
   instructions: benchInstructions,
   metrics: benchMetrics,
+  cost: benchCost,
 };
 
 function usage(): never {

@@ -5,7 +5,8 @@
 // prints "work <median ms per rep> <total ms> <output length (tokens or characters)>"; with "hold" it then
 // waits for "exit" on stdin (so that the tool can look at it) instead of exiting;
 // with "wait" it prints "loaded" and waits for "go" on stdin before the work
-// (so that the tool can attach first). WORK_TRACE=1 prints every repetition's ms on stderr.
+// (so that the tool can attach first); with "warm" it warms up, prints "warm" and waits
+// for "go" before the timed part. WORK_TRACE=1 prints every repetition's ms on stderr.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -27,9 +28,13 @@ if (which === 'esprima') {
   throw new Error('usage: node work.js esprima|marked <reps>');
 }
 
-function main() {
+function warm() {
+  for (let i = 0; i < warmups; i++) job(); // untimed: until the JIT has settled
+}
+
+function main(warmed = false) {
   let len = 0;
-  for (let i = 0; i < warmups; i++) len = job().length; // untimed: until the JIT has settled
+  if (!warmed) warm();
   const times = [];
   const t0 = performance.now();
   for (let i = 0; i < reps; i++) {
@@ -51,6 +56,12 @@ if (process.argv[4] === 'hold') {
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (d) => { if (d.includes('go')) { main(); process.exit(0); } });
   process.stdout.write('loaded\n');
+} else if (process.argv[4] === 'warm') {
+  // warm up, say "warm" and wait for "go": the tool starts measuring in between
+  warm();
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d) => { if (d.includes('go')) { main(true); process.exit(0); } });
+  process.stdout.write('warm\n');
 } else {
   main();
 }

@@ -78,6 +78,29 @@ const VECTOR = /\$(fn|mod)$/;
 
 function noop(): void { /* disabled point */ }
 
+/** counters named so count handler runs per cost class (see costClass) */
+export const COST_SERIES = '_pnx:';
+
+/**
+ * A handler's cost class: how its point is reached and how many primitives of
+ * each kind it runs, e.g. "slot:n1" (one counter by slot) or "wrap:w1p1".
+ * n counter ++, a other counter update, i predicate, w/c start of a wall/CPU
+ * timer, p stop, v instance lookup.
+ */
+export function costClass(how: Mechanism, body: string): string {
+  const n = (re: RegExp) => (body.match(re) ?? []).length;
+  const kinds: [string, number][] = [
+    ['n', n(/U\[[^\]]+\]\+\+/g)],
+    ['a', n(/C\[[^\]]+\](?:[+-]=|--)|const v_=/g)],
+    ['i', n(/\bif\(/g) - n(/if\(i_>=0\)/g)],
+    ['w', n(/__ts_w\(/g) + n(/__vs\([^;]*,0\);/g)],
+    ['c', n(/__ts_c\(/g) + n(/__vs\([^;]*,1\);/g)],
+    ['p', n(/__tp\(|__vp\(/g)],
+    ['v', n(/__iv\(/g)],
+  ];
+  return `${how === 'load' || how === 'liveedit' ? 'slot' : how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
+}
+
 export class Runtime {
   /**
    * Counter i reads C[i] + F[i] + (U[i] - L[i]) mod 2^32. `c++` and `c += 1`
@@ -309,15 +332,18 @@ export class Runtime {
     // so with the constant guard cell the handler call is as good as written inline
     const arr = [...(rec.handlers.get(fn) ?? new Array(2 * fnInfo.points.length).fill(noop))];
     const list = this.at.get(key) ?? [];
-    arr[slot] = list.length ? this.compile(list) : noop;
+    arr[slot] = list.length ? this.compile(list, rec.how) : noop;
     Object.freeze(arr);
     rec.handlers.set(fn, arr);
     const any = arr.some((h) => h !== noop);
     rec.setGuard(fn, any && this.active ? arr : 0);
   }
 
-  private compile(list: SnippetAt[]): Handler {
-    const body = list.map((s) => `try{${s.body}}catch(e){}`).join('');
+  private compile(list: SnippetAt[], how: Mechanism): Handler {
+    const inner = list.map((s) => `try{${s.body}}catch(e){}`).join('');
+    // every run of a handler is counted by its cost class (the observed cost multiplies
+    // the counts by the calibrated cost of each class): one 32-bit add per run
+    const body = `U[${this.counter(COST_SERIES + costClass(how, inner))}]++;${inner}`;
     const known = this.compiled.get(body);
     if (known) return known;
     if (body.includes('__ts_c(')) this.useCpuClock();

@@ -16,7 +16,8 @@ export function renderInstances(values: MetricInstanceValue[], elapsed: number, 
   const rows = values.slice(0, max).map((v) => {
     const b = v.histogram.buckets;
     const recent = b.length > 1 ? b[b.length - 2] : b[0] ?? 0;
-    return [v.name, v.focus || '/', fmtNum(v.total), `${fmtNum(recent)} ${v.units}`];
+    const total = v.range ? `${fmtNum(v.range[0])}..${fmtNum(v.range[1])}` : fmtNum(v.total);
+    return [v.name, v.focus || '/', total, `${fmtNum(recent)} ${v.units}`];
   });
   const head = ['metric', 'focus', 'total', 'now'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

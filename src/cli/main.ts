@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// paranode command line: run | attach | resources | demo
+// paranode command line: run | attach | resources | metrics | calibrate | demo
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Session } from '../api/session';
+import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { renderInstances, renderTable } from './live-view';
@@ -26,6 +27,7 @@ function library(files: string[]): MdlLibrary {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+const progress = (m: string) => { process.stderr.write(`paranode: ${m}\n`); };
 /** notes already printed as they came (the final summary prints only the rest) */
 let shownNotes = 0;
 const positive = (what: string) => (v: string) => {
@@ -127,7 +129,7 @@ async function main(argv: string[]): Promise<void> {
       }
       const lib = library(opts.mdl);
       for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
-      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe }, lib);
+      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe, progress }, lib);
       if (!opts.quiet) reportEnabled(manager, opts);
       await session(s, opts, manager);
     });
@@ -153,6 +155,7 @@ async function main(argv: string[]): Promise<void> {
         let mm: MetricManager | undefined;
         if (enables.length) {
           mm = new MetricManager([s], lib);
+          mm.on('progress', progress);
           for (const r of enables) await mm.enableAll(r.metric, r.focus);
           if (!opts.quiet) reportEnabled(mm, opts);
         }
@@ -161,6 +164,19 @@ async function main(argv: string[]): Promise<void> {
         await s.detach().catch(() => undefined);
         throw e;
       }
+    });
+
+  program.command('calibrate').description('measure what each instrumentation primitive costs on this machine (kept for observed_cost)')
+    .action(async () => {
+      const c = await calibration({ fresh: true, progress });
+      const ns = (p: [number, number]) => `${p[0].toFixed(1).padStart(9)} ${p[1].toFixed(1).padStart(11)}`;
+      process.stdout.write(`ns per run            optimized unoptimized   (Node ${c.node}, ${c.cpu})
+`);
+      for (const [k, p] of Object.entries(c.mechanism)) process.stdout.write(`${`reach by ${k}`.padEnd(20)} ${ns(p)}
+`);
+      const names: Record<string, string> = { n: 'counter ++', a: 'counter +=', i: 'predicate', wallPair: 'wall timer start+stop', cpuPair: 'CPU timer start+stop', v: 'instance ($file)' };
+      for (const [k, p] of Object.entries(c.primitive)) process.stdout.write(`${names[k].padEnd(20)} ${ns(p)}
+`);
     });
 
   program.command('metrics').description('list the metric definitions: units, aggregation and the constraints each allows')

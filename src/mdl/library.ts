@@ -21,6 +21,8 @@ export const THREAD_VALUES: Record<string, { units: 'seconds' | 'fraction' }> = 
   wall: { units: 'seconds' },
   gc: { units: 'seconds' },
   elu: { units: 'fraction' },
+  /** the instrumentation's own cost, from handler runs by cost class and the calibration */
+  cost: { units: 'seconds' },
 };
 
 export class MdlLibrary {

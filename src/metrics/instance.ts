@@ -1,7 +1,9 @@
 // A metric instance: one metric for one focus, placed in one or more sessions.
 // It reads its counter or timer (or the runtime's thread values) per thread
 // and aggregates them to processes and the program with the metric's operator.
+import { COST_SERIES } from '../agent/runtime';
 import { Session, THREAD_SERIES } from '../api/session';
+import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
 import type { Placement, Plan } from '../mdl/evaluate';
 import { splitFocus } from './focus';
@@ -19,6 +21,8 @@ export interface MetricInstanceValue {
   total: number;
   /** per bucket, in the metric's units (a rate for event counters) */
   histogram: { bucketSeconds: number; buckets: number[] };
+  /** for a value known within bounds (observed_cost): [low, high]; total is the high one */
+  range?: [number, number];
 }
 
 /** a placement made: its probe, and its points (-1: standing since launch, placed as code loads) */
@@ -59,6 +63,8 @@ export class MetricInstance {
   vector?: VectorOf;
   /** @internal the request that placed this instance's snippets (shared by the requests over one /SyncObject kind) */
   holder?: MetricInstance;
+  /** @internal the calibration an observed_cost instance prices handler runs with */
+  calibration?: Calibration;
 
   constructor(readonly id: number, readonly metric: MetricDecl, readonly focus: string, private readonly flagsOf: (s: Session) => Map<string, Flag>) {}
 
@@ -82,6 +88,7 @@ export class MetricInstance {
 
   /** [value since enable, histogram] of one series in one thread (or the process: thread undefined). */
   private read(ps: PerSession, thread: string | undefined, which?: string): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
+    if (which === 'cost_low' || which === 'cost_high') return this.readCost(ps, thread, which === 'cost_low' ? 0 : 1);
     if (ps.sumOf) {
       const all = ps.session.sampledNames(ps.sumOf).map((n) => ps.session.sampled(n, thread)).filter((x) => x !== undefined);
       const hs = align(all.map((x) => ({ bucketSeconds: x.bucketSeconds, buckets: x.buckets })));
@@ -95,8 +102,32 @@ export class MetricInstance {
     return { v: (s?.last ?? 0) - base, h: s ? { bucketSeconds: s.bucketSeconds, buckets: s.buckets } : { bucketSeconds: 0.1, buckets: [] } };
   }
 
+  /** Seconds of instrumentation: handler runs per cost class since enabled, times the class's cost (side 0 low, 1 high). */
+  private readCost(ps: PerSession, thread: string | undefined, side: 0 | 1): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
+    const cal = this.calibration!;
+    const runs = ps.session.sampledNames(COST_SERIES).map((n) => ({ n, s: ps.session.sampled(n, thread) })).filter((x) => x.s);
+    const hs = align(runs.map((x) => ({ bucketSeconds: x.s!.bucketSeconds, buckets: x.s!.buckets })));
+    let v = 0;
+    const buckets: number[] = [];
+    runs.forEach((x, k) => {
+      const each = classCost(cal, x.n.slice(COST_SERIES.length))[side] / 1e9;
+      v += (x.s!.last - (ps.base.get(`${thread ?? ''}\0${x.n}`) ?? 0)) * each;
+      hs[k].buckets.forEach((b, j) => { buckets[j] = (buckets[j] ?? 0) + b * each; });
+    });
+    return { v, h: { bucketSeconds: hs[0]?.bucketSeconds ?? 0.1, buckets } };
+  }
+
   /** The instance's value and histogram, aggregated over its threads and processes. */
   value(): MetricInstanceValue {
+    const m = this.metric;
+    if (m.base.type === 'thread' && m.base.source === 'cost') {
+      const low = this.aggregate('cost_low'), high = this.aggregate('cost_high');
+      return { ...high, range: [low.total, high.total] };
+    }
+    return this.aggregate();
+  }
+
+  private aggregate(which?: string): MetricInstanceValue {
     const m = this.metric;
     const fraction = m.base.type === 'thread' && m.base.source === 'elu';
     // one entry per thread (per process where the operator is a plain sum)
@@ -104,7 +135,7 @@ export class MetricInstance {
     for (const ps of this.perSession) {
       const threads = ps.threads ?? (m.aggregate === 'sum' && !fraction ? [undefined] : ps.session.threadIds);
       for (const t of threads) {
-        if (!fraction) { parts.push(this.read(ps, t)); continue; }
+        if (!fraction) { parts.push(this.read(ps, t, which)); continue; }
         const a = this.read(ps, t, 'elu_active'), i = this.read(ps, t, 'elu_idle');
         const [ha, hi] = align([a.h, i.h]);
         parts.push({ v: a.v + i.v > 0 ? a.v / (a.v + i.v) : 0, h: { bucketSeconds: ha.bucketSeconds, buckets: ha.buckets.map((x, k) => (x + (hi.buckets[k] ?? 0) > 0 ? x / (x + (hi.buckets[k] ?? 0)) : 0)) } });

@@ -5,6 +5,8 @@
 // counted and removed with their last user. Values are read per thread and
 // aggregated to processes and the program with the metric's operator.
 import { EventEmitter } from 'events';
+import { COST_SERIES } from '../agent/runtime';
+import { calibration, Calibration } from '../cost/calibration';
 import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
@@ -87,9 +89,14 @@ export class MetricManager extends EventEmitter {
    * ending in .js, .mjs, .cjs or .ts is taken for a module, anything else for
    * a function); the others are enabled as soon as it runs.
    */
-  static async launch(command: string[], requests: { metric: string; focus?: string }[], opts: SessionOptions & { probes?: string[] } = {},
+  static async launch(command: string[], requests: { metric: string; focus?: string }[], opts: SessionOptions & { probes?: string[]; progress?: (msg: string) => void } = {},
     library = MdlLibrary.standard()): Promise<{ session: Session; manager: MetricManager; instances: MetricInstance[] }> {
     const mm = new MetricManager([], library);
+    if (opts.progress) mm.on('progress', opts.progress);
+    // measured before the program starts, not while it runs
+    if (requests.some((r) => { const b = library.metric(r.metric).base; return b.type === 'thread' && b.source === 'cost'; })) {
+      await mm.costCalibration();
+    }
     const early: { inst: MetricInstance; plan: Plan; probes: number[]; flags: string[]; parts: string[]; obj?: string }[] = [];
     // the user's own probes first: they keep ids 1..n
     const reqs: ProbeRequest[] = (opts.probes ?? []).map((p) => parseProbe(p));
@@ -130,6 +137,7 @@ export class MetricManager extends EventEmitter {
     for (const e of early) {
       for (const k of e.flags) flags.get(k)!.users++;
       e.inst.perSession.push({ session, plan: e.plan, probes: e.probes.map((id) => standing(id, `metric ${e.inst.metric.name}`)), flags: e.flags, base: new Map() });
+      if (e.plan.kind === 'thread' && e.plan.threadValue === 'cost') e.inst.calibration = await mm.costCalibration();
       if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0]);
       if (e.obj) {
         const hk = mm.holderKey(e.inst.metric, e.parts, e.obj);
@@ -311,6 +319,7 @@ export class MetricManager extends EventEmitter {
           ps.flags.push(f.key);
         }
         for (const p of plan.placements) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
+        if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
       }
     } catch (e) {
@@ -328,12 +337,20 @@ export class MetricManager extends EventEmitter {
     const s = ps.session;
     await s.watchThreads();
     await s.sample();
-    const names = ps.plan.threadValue === 'elu' ? ['elu_active', 'elu_idle'] : [ps.plan.threadValue!];
-    for (const n of names) {
-      const name = `${THREAD_SERIES}${n}`;
+    const v = ps.plan.threadValue!;
+    // the observed cost counts handler runs per cost class: from now on
+    const names = v === 'cost' ? s.sampledNames(COST_SERIES) : (v === 'elu' ? ['elu_active', 'elu_idle'] : [v]).map((n) => `${THREAD_SERIES}${n}`);
+    for (const name of names) {
       for (const t of [undefined, ...s.threadIds]) ps.base.set(`${t ?? ''}\0${name}`, s.sampled(name, t)?.last ?? 0);
     }
   }
+
+  /** The calibration observed_cost prices with: loaded, or measured once (progress on 'progress'). */
+  private async costCalibration(): Promise<Calibration> {
+    return (this.cal ??= calibration({ progress: (m) => this.emit('progress', m) }));
+  }
+
+  private cal?: Promise<Calibration>;
 
   private async place(s: Session, p: Placement, threads: string[] | undefined, what: string): Promise<Placed> {
     const text = `${p.resource}.${p.point} ${p.where} ${p.order}: ${p.snippet}`;

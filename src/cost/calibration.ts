@@ -1,0 +1,216 @@
+// Calibration: what each instrumentation primitive and each way of reaching a
+// point costs on this machine and Node version, measured once and kept in a
+// configuration file (re-measured with `paranode calibrate`). Every cost is
+// measured twice: in a host function V8 optimizes (the snippet is inlined into
+// it: the least it can cost) and in one it never optimizes (the interpreter
+// or baseline code: the most it costs). The observed cost brackets the real
+// slowdown with these two.
+import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { Session } from '../api/session';
+
+/** ns per run: [in optimized code, in code V8 did not optimize] */
+export type Pair = [number, number];
+
+export interface Calibration {
+  node: string;
+  arch: string;
+  cpu: string;
+  host: string;
+  measuredAt: string;
+  /** reaching a handler: by slot, by wrapping a built-in, by breakpoint */
+  mechanism: { slot: Pair; wrap: Pair; breakpoint: Pair };
+  /** counter ++, other counter update, predicate, wall and CPU timer start+stop, instance lookup ($file of a path) */
+  primitive: { n: Pair; a: Pair; i: Pair; wallPair: Pair; cpuPair: Pair; v: Pair };
+}
+
+export const CALIBRATION_TARGET = path.join(__dirname, '..', '..', '..', 'calibrate', 'target.js');
+
+export function configDir(): string {
+  return process.env.PARANODE_CONFIG_DIR ?? path.join(process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'paranode');
+}
+
+const machineKey = () => `${process.version} ${process.arch} ${os.cpus()[0]?.model ?? '?'} ${os.hostname()}`;
+const file = () => path.join(configDir(), 'calibration.json');
+
+/** The calibration of this machine and Node version, if it was measured. */
+export function loadCalibration(): Calibration | null {
+  try {
+    const all = JSON.parse(fs.readFileSync(file(), 'utf8')) as Record<string, Calibration>;
+    return all[machineKey()] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function saveCalibration(c: Calibration): string {
+  let all: Record<string, Calibration> = {};
+  try { all = JSON.parse(fs.readFileSync(file(), 'utf8')); } catch { /* first one */ }
+  all[machineKey()] = c;
+  fs.mkdirSync(configDir(), { recursive: true });
+  const tmp = `${file()}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(all, null, 2) + '\n');
+  fs.renameSync(tmp, file());
+  return file();
+}
+
+/** The calibration, measured now if there is none (or if `fresh`). */
+export async function calibration(opts: { fresh?: boolean; progress?: (msg: string) => void } = {}): Promise<Calibration> {
+  const known = opts.fresh ? null : loadCalibration();
+  if (known) return known;
+  opts.progress?.('calibrating instrumentation costs on this machine (once per Node version; `paranode calibrate` measures again)');
+  const c = await measure(opts.progress);
+  const where = saveCalibration(c);
+  opts.progress?.(`calibration saved in ${where}`);
+  return c;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** A calibration target driven line by line, with a session that places probes in it. */
+class Driver {
+  private out = '';
+  s!: Session;
+  constructor(readonly child: ChildProcess) {
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => { this.out += d; });
+  }
+
+  async line(cmd: string, re: RegExp): Promise<RegExpMatchArray> {
+    const from = this.out.length;
+    if (cmd) this.child.stdin!.write(cmd + '\n');
+    for (;;) {
+      const m = this.out.slice(from).match(re);
+      if (m) return m;
+      await new Promise((r) => this.child.stdout!.once('data', r));
+    }
+  }
+
+  async run(loop: string, n: number): Promise<number> {
+    return Number((await this.line(`run ${loop} ${n}`, /ns (\d+)/))[1]);
+  }
+
+  /**
+   * ns per call a probe adds to a loop: bare and probed runs alternate (each
+   * after a run that lets V8 settle on the code), the median of the differences.
+   */
+  async cost(loop: string, resource: string, snippet: string, opts: { reps?: number; ms?: number; n?: number } = {}): Promise<number> {
+    const probe = async () => this.s.place({ text: `${resource}.entry: ${snippet}`, resource, point: 'entry', where: 'preInsn', order: 'append', snippet }, { quiet: true });
+    let n = opts.n ?? 0;
+    if (!n) {
+      // size the loop so that a probed run takes about `ms`
+      const r = await probe();
+      await this.run(loop, 2000);
+      const t = await this.run(loop, 20000);
+      await this.s.removeProbe(r.id);
+      n = Math.max(2000, Math.round((opts.ms ?? 40) * 1e6 / Math.max(1, t / 20000)));
+    }
+    const diffs: number[] = [];
+    for (let k = 0; k < (opts.reps ?? 5); k++) {
+      await this.run(loop, n);
+      const bare = await this.run(loop, n);
+      const r = await probe();
+      await this.run(loop, n);
+      const probed = await this.run(loop, n);
+      await this.s.removeProbe(r.id);
+      diffs.push((probed - bare) / n);
+    }
+    return median(diffs);
+  }
+}
+
+
+async function measure(progress?: (msg: string) => void): Promise<Calibration> {
+  const cwd = path.dirname(CALIBRATION_TARGET);
+  const node = [process.execPath, '--allow-natives-syntax', CALIBRATION_TARGET];
+  const at = (fn: string) => `/Code/target.js/${fn}`;
+  const snippets = {
+    A: 'x++;', B: 'x++; x++;', ADD: 'x += $arg[0];', I: 'if ($arg[0] >= 0) x++;',
+    W: 'startWallTimer(tw); stopTimer(tw);', C: 'startProcessTimer(tc); stopTimer(tc);', V: 'x[$file($arg[1])]++;',
+  };
+  type Host = Record<keyof typeof snippets, number>;
+  const hosts: Record<'f' | 'g', Host> = { f: {} as Host, g: {} as Host };
+  let wrap = 0;
+  // slots and wrapping: launched, so the target's code is prepared as it loads
+  const launched = await Session.launch(node, [], { stdio: 'pipe', cwd });
+  try {
+    const d = new Driver(launched.child!);
+    d.s = launched;
+    await d.line('', /ready/);
+    for (const h of ['f', 'g'] as const) {
+      for (const [k, snippet] of Object.entries(snippets) as [keyof typeof snippets, string][]) {
+        progress?.(`  ${h === 'f' ? 'optimized' : 'unoptimized'} host: ${snippet}`);
+        hosts[h][k] = await d.cost(h, at(h), snippet);
+      }
+    }
+    progress?.('  wrapped built-in: x++;');
+    wrap = await d.cost('w', '/Code/node:path/extname', 'x++;');
+  } finally {
+    await launched.detach().catch(() => undefined);
+    launched.child?.kill();
+  }
+  // breakpoints: attached, a LiveEdit that may not be planned falls back to them
+  progress?.('  breakpoint: x++;');
+  const child = spawn(process.execPath, [CALIBRATION_TARGET], { cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+  let breakpoint = 0;
+  try {
+    const d = new Driver(child);
+    await d.line('', /ready/);
+    d.s = await Session.attach(child.pid!, { planLimitMs: 0 });
+    try {
+      breakpoint = await d.cost('f', at('f'), 'x++;', { n: 200, reps: 3 });
+    } finally {
+      await d.s.detach().catch(() => undefined);
+    }
+  } finally {
+    child.kill();
+  }
+  const pair = (pick: (h: Host) => number): Pair => [Math.max(0, pick(hosts.f)), Math.max(0, pick(hosts.g))];
+  const n = pair((h) => h.B - h.A);
+  const mech = pair((h) => h.A - (h.B - h.A));
+  return {
+    node: process.version, arch: process.arch, cpu: os.cpus()[0]?.model ?? '?', host: os.hostname(), measuredAt: new Date().toISOString(),
+    mechanism: { slot: mech, wrap: [Math.max(0, wrap - n[0]), Math.max(0, wrap - n[0])], breakpoint: [breakpoint, breakpoint] },
+    primitive: {
+      n,
+      a: pair((h) => h.ADD - (h.A - (h.B - h.A))),
+      i: pair((h) => h.I - h.A),
+      wallPair: pair((h) => h.W - (h.A - (h.B - h.A))),
+      cpuPair: pair((h) => h.C - (h.A - (h.B - h.A))),
+      v: pair((h) => h.V - h.A),
+    },
+  };
+}
+
+/**
+ * What one run of a handler of a cost class ("slot:n1w1p1", see costClass in
+ * the runtime) costs, in ns: [low, high]. Low: every primitive as in optimized
+ * code; high: as in code V8 did not optimize. A stop is priced as the cheaper
+ * (low) or dearer (high) of the two timer kinds.
+ */
+export function classCost(c: Calibration, cls: string): Pair {
+  const [how, prims] = cls.split(':');
+  const mech = c.mechanism[(how === 'wrap' || how === 'breakpoint' ? how : 'slot') as keyof Calibration['mechanism']];
+  const p = c.primitive;
+  const out: Pair = [Math.min(...mech), Math.max(...mech)];
+  for (const m of (prims ?? '').matchAll(/([a-z])(\d+)/g)) {
+    const k = Number(m[2]);
+    for (const side of [0, 1] as const) {
+      const lo = side === 0;
+      const pick = (x: Pair) => (lo ? Math.min(x[0], x[1]) : Math.max(x[0], x[1]));
+      let each = 0;
+      switch (m[1]) {
+        case 'n': each = pick(p.n); break;
+        case 'a': each = pick(p.a); break;
+        case 'i': each = pick(p.i); break;
+        case 'w': each = pick(p.wallPair) / 2; break;
+        case 'c': each = pick(p.cpuPair) / 2; break;
+        case 'p': each = (lo ? Math.min : Math.max)(pick(p.wallPair), pick(p.cpuPair)) / 2; break;
+        case 'v': each = pick(p.v); break;
+      }
+      out[side] += k * each;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,74 @@
+// The cost system's measuring half: calibration, and the observed cost of the
+// instrumentation (handler runs by cost class, priced by the calibration).
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
+import { MetricManager } from '../src/metrics/manager';
+import { FIXTURES } from './support/helpers';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-config-'));
+process.env.PARANODE_CONFIG_DIR = dir;
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+test('calibration: measured once, kept per machine and Node version, every cost a finite number of ns', async () => {
+  assert.equal(loadCalibration(), null);
+  const said: string[] = [];
+  const c = await calibration({ progress: (m) => said.push(m) });
+  assert.match(said[0], /calibrating/);
+  assert.ok(fs.existsSync(path.join(dir, 'calibration.json')));
+  assert.deepEqual(loadCalibration(), c);
+  assert.equal(c.node, process.version);
+  for (const [k, p] of [...Object.entries(c.mechanism), ...Object.entries(c.primitive)]) {
+    for (const x of p) assert.ok(Number.isFinite(x) && x >= 0, `${k}: ${p}`);
+  }
+  // a breakpoint stops the thread for the debugger: far dearer than anything done in the thread
+  assert.ok(c.mechanism.breakpoint[0] > 100 * c.mechanism.slot[1], JSON.stringify(c.mechanism));
+  // a CPU timer reads the thread's CPU clock (a system call) at start and stop
+  assert.ok(c.primitive.cpuPair[0] > c.primitive.n[0]);
+  const [lo, hi] = classCost(c, 'slot:n2c1p1');
+  assert.ok(lo <= hi);
+  // the second call measures nothing
+  const again: string[] = [];
+  assert.deepEqual(await calibration({ progress: (m) => again.push(m) }), c);
+  assert.deepEqual(again, []);
+});
+
+test('observed_cost: exact handler runs per cost class, priced by the calibration, low and high bound', async () => {
+  const c = await calibration();
+  const target = path.join(FIXTURES, 'metrics-target.js');
+  const { session: s, manager: mm, instances } = await MetricManager.launch([process.execPath, target],
+    [{ metric: 'procedure_calls', focus: '/Code/metrics-target.js/f' }, { metric: 'cpu', focus: '/Code/metrics-target.js/spin' }, { metric: 'observed_cost' }],
+    { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  after(() => s.detach());
+  let out = '';
+  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  const request = async (line: string, re: RegExp) => {
+    const from = out.length;
+    if (line) s.child!.stdin!.write(line + '\n');
+    while (!re.test(out.slice(from))) await new Promise((r) => s.child!.stdout!.once('data', r));
+  };
+  await request('', /ready/);
+  await request('calls 1000', /calls 1000/);
+  await request('spin 1000 7', /spun/);
+  await s.sample();
+  const runs = (cls: string) => s.sampled(`_pnx:${cls}`)?.last ?? 0;
+  // f: one counter at entry; spin: a CPU timer started at entry and stopped at exit
+  assert.equal(runs('slot:n1'), 1000);
+  assert.equal(runs('slot:c1'), 7);
+  assert.equal(runs('slot:p1'), 7);
+  const cost = instances.find((i) => i.metric.name === 'observed_cost')!.value();
+  const expect = (side: 0 | 1) => (1000 * classCost(c, 'slot:n1')[side] + 7 * classCost(c, 'slot:c1')[side] + 7 * classCost(c, 'slot:p1')[side]) / 1e9;
+  assert.ok(Math.abs(cost.range![0] - expect(0)) < 1e-12, `${cost.range} against ${expect(0)}`);
+  assert.ok(Math.abs(cost.range![1] - expect(1)) < 1e-12);
+  assert.equal(cost.total, cost.range![1]);
+  assert.equal(cost.units, 's/s');
+  // counted from when the metric was enabled: a later request starts from zero
+  const later = await mm.enable('observed_cost', `/Thread/${s.pid}/main`);
+  await request('calls 10', /calls 10\n/);
+  await s.sample();
+  assert.ok(Math.abs(later.value().range![0] - 10 * classCost(c, 'slot:n1')[0] / 1e9) < 1e-12);
+});
