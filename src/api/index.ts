@@ -11,3 +11,5 @@ export type { MetricInstanceValue } from '../metrics/manager';
 export { MdlLibrary, STANDARD_MDL } from '../mdl/library';
 export { MdlError } from '../mdl/parser';
 export { FocusError } from '../mdl/evaluate';
+export { calibration, loadCalibration } from '../cost/calibration';
+export type { Calibration } from '../cost/calibration';

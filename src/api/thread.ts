@@ -175,7 +175,7 @@ export class TargetThread {
     if (r.wrapped && !this.wrapNoted) {
       this.wrapNoted = true;
       this.notes.push(`built-in functions are reached by wrapping their exports: calls through references taken before the probe ` +
-        `(const { f } = require(...)) are not seen, and Node.js's own calls through the exports object are counted too`);
+        `(const { f } = require(...)) are not seen; a module's calls to itself while serving a call (writeFileSync -> openSync) are not counted again`);
     }
     const missed = new Map<string, string[]>();
     for (const fp of r.fallback) {
