@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
 import { MetricManager } from '../src/metrics/manager';
-import { FIXTURES } from './support/helpers';
+import { FIXTURES, lineRequests } from './support/helpers';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-config-'));
 process.env.PARANODE_CONFIG_DIR = dir;
@@ -44,13 +44,7 @@ test('observed_cost: exact handler runs per cost class, priced by the calibratio
     { stdio: 'pipe', cwd: FIXTURES });
   after(() => s.child!.kill());
   after(() => s.detach());
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const request = async (line: string, re: RegExp) => {
-    const from = out.length;
-    if (line) s.child!.stdin!.write(line + '\n');
-    while (!re.test(out.slice(from))) await new Promise((r) => s.child!.stdout!.once('data', r));
-  };
+  const request = lineRequests(s.child!);
   await request('', /ready/);
   await request('calls 1000', /calls 1000/);
   await request('spin 1000 7', /spun/);

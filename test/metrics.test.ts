@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
-import { FIXTURES, programOutput, Target } from './support/helpers';
+import { FIXTURES, lineRequests, programOutput, Target } from './support/helpers';
 
 const target = path.join(FIXTURES, 'metrics-target.js');
 
@@ -24,17 +24,7 @@ async function start(how: 'attach' | 'launch' = 'launch') {
   } else {
     s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
     after(() => s.child!.kill());
-    let out = '';
-    s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    request = async (line, re) => {
-      const from = out.length;
-      if (line) s.child!.stdin!.write(line + '\n');
-      for (;;) {
-        const m = out.slice(from).match(re);
-        if (m) return m;
-        await new Promise((r) => s.child!.stdout!.once('data', r));
-      }
-    };
+    request = lineRequests(s.child!);
     await request('', /ready/);
     pid = s.pid;
   }

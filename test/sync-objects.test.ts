@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { MetricManager } from '../src/metrics/manager';
-import { FIXTURES, Target } from './support/helpers';
+import { FIXTURES, lineRequests, Target } from './support/helpers';
 
 const target = path.join(FIXTURES, 'sync-objects.js');
 
@@ -34,17 +34,7 @@ async function launch(requests: { metric: string; focus?: string }[]) {
   after(() => s.detach());
   const announced = new Set<string>();
   s.on('resources', (r: { resources: string[] }) => { for (const p of r.resources) announced.add(p); });
-  let out = '';
-  s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const request = async (line: string, re: RegExp) => {
-    const from = out.length;
-    if (line) s.child!.stdin!.write(line + '\n');
-    for (;;) {
-      const m = out.slice(from).match(re);
-      if (m) return m;
-      await new Promise((r) => s.child!.stdout!.once('data', r));
-    }
-  };
+  const request = lineRequests(s.child!);
   await request('', /ready/);
   await workers(s);
   return { s, mm, instances, request, announced };

@@ -75,3 +75,18 @@ export function programOutput(child: ChildProcess): { until: (re: RegExp) => Pro
     send: (line) => { child.stdin!.write(line + '\n'); },
   };
 }
+
+/** For a program launched with piped stdio: write a line (none if empty), resolve with the first match in what it prints after. */
+export function lineRequests(child: ChildProcess): (line: string, re: RegExp) => Promise<RegExpMatchArray> {
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  return async (line, re) => {
+    const from = out.length;
+    if (line) child.stdin!.write(line + '\n');
+    for (;;) {
+      const m = out.slice(from).match(re);
+      if (m) return m;
+      await new Promise((r) => child.stdout!.once('data', r));
+    }
+  };
+}
