@@ -145,6 +145,11 @@ export class Runtime {
   /** thread values (whole-thread metrics) are in each sample once asked for */
   private watching = false;
   private gcMs = 0;
+  /** event-loop blocking: ms between samples with no turn of the event loop */
+  private blockedMs = 0;
+  private lastBusyCheck = 0;
+  /** an unref'd 0 ms timer armed at a sample: still pending at the next one, the loop has not turned */
+  private turn: ReturnType<typeof setTimeout> | null = null;
   private gcObserver: PerformanceObserver | null = null;
   /** files and message channels seen, for counters and timers indexed by them */
   readonly instances = new Instances(this);
@@ -346,7 +351,9 @@ export class Runtime {
     const body = `U[${this.counter(COST_SERIES + costClass(how, inner))}]++;${inner}`;
     const known = this.compiled.get(body);
     if (known) return known;
-    if (body.includes('__ts_c(')) this.useCpuClock();
+    // the clock is bound into the handler: a stop compiled before its start (a
+    // request's stops go in first) must read the same CPU clock the start does
+    if (/__ts_c\(|__tp\(|__vs\(|__vp\(/.test(body)) this.useCpuClock();
     const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp',
       `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
       `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
@@ -403,12 +410,18 @@ export class Runtime {
     } catch { /* no GC data */ }
   }
 
-  /** [cpu, wall, gc, event loop active, event loop idle], in ms since the thread started */
+  /** [cpu, wall, gc, event loop active, event loop idle, event loop blocked], in ms since the thread started */
   private threadValues(): number[] {
     const elu = perf.eventLoopUtilization();
     // entries not yet delivered to the callback (it runs on a later turn of the event loop)
     try { for (const e of this.gcObserver?.takeRecords() ?? []) this.gcMs += e.duration; } catch { /* older Node */ }
-    return [this.cpu(), this.now(), this.gcMs, elu.active, elu.idle];
+    // Samples arrive by inspector interrupt even in the middle of a task: if the
+    // loop has not reached its timers since the last sample, one task held it.
+    const now = this.now();
+    if (this.turn) this.blockedMs += now - this.lastBusyCheck;
+    else (this.turn = setTimeout(() => { this.turn = null; }, 0)).unref();
+    this.lastBusyCheck = now;
+    return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs];
   }
 
   /** A consistent snapshot: running timers include the time since their start. */
@@ -449,6 +462,8 @@ export class Runtime {
     this.gcObserver?.disconnect();
     this.gcObserver = null;
     this.watching = false;
+    if (this.turn) clearTimeout(this.turn);
+    this.turn = null;
     this.instances.reset();
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);

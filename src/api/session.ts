@@ -65,7 +65,7 @@ export interface ProbeResult {
 
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
-const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle'];
+const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// paranode command line: run | attach | resources | metrics | calibrate | demo
+// paranode command line: diagnose | run | attach | resources | metrics | calibrate | demo
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -7,6 +7,7 @@ import { Session } from '../api/session';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
+import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './diagnose';
 import { renderInstances, renderTable } from './live-view';
 
 interface CommonOpts {
@@ -119,6 +120,13 @@ async function main(argv: string[]): Promise<void> {
   const program = new Command();
   program.name('paranode').description('Dynamic instrumentation for live Node.js programs').showHelpAfterError();
 
+  addDiagnoseOptions(program.command('diagnose')
+    .description('find the bottleneck by itself: paranode diagnose [options] (attach <pid> | -- node app.js)')
+    .argument('<target...>', "'attach <pid>', or the command to run after --"))
+    .action(async (args: string[], opts: DiagnoseCliOpts) => {
+      await runDiagnose(targetOf(args), opts);
+    });
+
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
@@ -207,20 +215,37 @@ async function main(argv: string[]): Promise<void> {
       }
     });
 
-  program.command('demo').description('run the built-in demo: metrics of a CPU-bound program, from its first line')
-    .action(async () => {
-      const demo = path.resolve(__dirname, '..', '..', '..', 'demo', 'cpu-bound.js');
-      const cwd = path.dirname(demo);
-      const enables = ['procedure_calls@/Code/cpu-bound.js/*', 'cpu_inclusive@/Code/cpu-bound.js/hashRecord', 'wall@/Code/cpu-bound.js/run', 'cpu', 'gc_time'];
-      const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
-      process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
-      const { session: s, manager } = await MetricManager.launch([process.execPath, demo], enables.map(parseEnable), { probes, cwd });
-      const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200 };
-      reportEnabled(manager, opts);
-      await session(s, opts, manager);
+  const DEMOS: Record<string, string> = {
+    'cpu-bound': 'a CPU-bound batch job; planted: hashRecord, three calls deep',
+    'async-wait': 'an async client waiting on a slow service; planted: fetchProfile awaiting the network',
+    'worker-imbalance': 'four worker threads, one with eight times the work; planted: crunch in the last worker',
+  };
+  addDiagnoseOptions(program.command('demo')
+    .description(`diagnose the built-in demo programs (${Object.keys(DEMOS).join(', ')}; default all), or 'demo metrics' for the metric table of one`)
+    .argument('[names...]', 'which demos'))
+    .action(async (names: string[], opts: DiagnoseCliOpts) => {
+      const dir = path.resolve(__dirname, '..', '..', '..', 'demo');
+      if (names[0] === 'metrics') { await metricsDemo(dir); return; }
+      for (const n of names) if (!DEMOS[n]) throw new InvalidArgumentError(`unknown demo "${n}" (demos: ${Object.keys(DEMOS).join(', ')}, metrics)`);
+      for (const n of names.length ? names : Object.keys(DEMOS)) {
+        process.stderr.write(`\nparanode: demo ${n}: ${DEMOS[n]}\nparanode: paranode diagnose -- node demo/${n}.js 60\n`);
+        await runDiagnose({ command: [process.execPath, `${n}.js`, '60'] }, { ...opts, stop: true }, { cwd: dir });
+      }
     });
 
   await program.parseAsync(argv);
+}
+
+/** The metric table of the CPU-bound demo, from its first line. */
+async function metricsDemo(dir: string): Promise<void> {
+  const demo = path.join(dir, 'cpu-bound.js');
+  const enables = ['procedure_calls@/Code/cpu-bound.js/*', 'cpu_inclusive@/Code/cpu-bound.js/hashRecord', 'wall@/Code/cpu-bound.js/processBatch', 'cpu', 'gc_time'];
+  const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
+  process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} 5 with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
+  const { session: s, manager } = await MetricManager.launch([process.execPath, demo, '5'], enables.map(parseEnable), { probes, cwd: dir });
+  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200 };
+  reportEnabled(manager, opts);
+  await session(s, opts, manager);
 }
 
 main(process.argv).catch((e: Error) => {

@@ -39,6 +39,8 @@ export class Cdp extends EventEmitter {
 
   constructor(private readonly transport: Transport) {
     super();
+    // every worker's session rides on its process's connection and listens for its close
+    this.setMaxListeners(0);
     transport.onMessage((text) => this.receive(JSON.parse(text)));
     transport.onClose(() => this.markClosed());
   }

@@ -21,6 +21,10 @@ export const THREAD_VALUES: Record<string, { units: 'seconds' | 'fraction' }> = 
   wall: { units: 'seconds' },
   gc: { units: 'seconds' },
   elu: { units: 'fraction' },
+  /** time the event loop is idle (waiting for timers, I/O, callbacks, promises) */
+  elu_idle: { units: 'seconds' },
+  /** time between samples in which the event loop did not turn once (one task held it) */
+  blocked: { units: 'seconds' },
   /** the instrumentation's own cost, from handler runs by cost class and the calibration */
   cost: { units: 'seconds' },
 };

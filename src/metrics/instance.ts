@@ -117,6 +117,23 @@ export class MetricInstance {
     return { v, h: { bucketSeconds: hs[0]?.bucketSeconds ?? 0.1, buckets } };
   }
 
+  /**
+   * The value since enabled in each thread it covers, keyed "<pid>/<thread>"
+   * (observed_cost: the high bound). The Performance Consultant tests
+   * thresholds per thread.
+   */
+  threadTotals(): Map<string, number> {
+    const which = this.metric.base.type === 'thread' && this.metric.base.source === 'cost' ? 'cost_high' : undefined;
+    const out = new Map<string, number>();
+    for (const ps of this.perSession) {
+      for (const t of ps.threads ?? ps.session.threadIds) {
+        const k = `${ps.session.pid}/${t}`;
+        out.set(k, (out.get(k) ?? 0) + this.read(ps, t, which).v);
+      }
+    }
+    return out;
+  }
+
   /** The instance's value and histogram, aggregated over its threads and processes. */
   value(): MetricInstanceValue {
     const m = this.metric;

@@ -7,6 +7,7 @@
 import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
 import { calibration, Calibration } from '../cost/calibration';
+import { predictPlan, Prediction } from '../cost/predict';
 import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
@@ -65,6 +66,17 @@ function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: Co
 /** Before a program has loaded, a /Code path ending in a script's extension is taken for a module. */
 function guessCodeKind(p: string): 'function' | 'module' {
   return /\.[cm]?[jt]sx?$/.test(p) ? 'module' : 'function';
+}
+
+/**
+ * Placements go in one by one while the program runs: stops (and flag
+ * decrements) first, so that a call already under way when its start goes in
+ * cannot leave a timer running or a flag raised (a stop of a timer that is not
+ * running does nothing; flags are decremented only above 0).
+ */
+function closingFirst(ps: Placement[]): Placement[] {
+  const closing = (p: Placement) => /stopTimer\(|--/.test(p.snippet);
+  return [...ps.filter(closing), ...ps.filter((p) => !closing(p))];
 }
 
 function placementOf(r: ProbeRequest): Placement {
@@ -202,7 +214,7 @@ export class MetricManager extends EventEmitter {
         const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         group.perSession.push(ps);
-        for (const p of plan.placements) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
+        for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
       }
     } catch (e) {
       await this.remove(group).catch(() => undefined);
@@ -314,11 +326,11 @@ export class MetricManager extends EventEmitter {
           else {
             const flag: Flag = { variable: f.variable, probes: [], users: 1 };
             flags.set(f.key, flag);
-            for (const p of f.placements) flag.probes.push(await this.place(s, p, threads, `constraint ${f.constraint} on ${f.resource}`));
+            for (const p of closingFirst(f.placements)) flag.probes.push(await this.place(s, p, threads, `constraint ${f.constraint} on ${f.resource}`));
           }
           ps.flags.push(f.key);
         }
-        for (const p of plan.placements) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
+        for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
         if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
       }
@@ -330,6 +342,27 @@ export class MetricManager extends EventEmitter {
     this.instances.set(k, inst);
     this.emit('enabled', inst);
     return inst;
+  }
+
+  /**
+   * The predicted cost of enabling one metric for one focus (no globs), before
+   * anything is placed: 0 if an identical request is in place. `factor` scales
+   * the static point frequencies (see cost/predict).
+   */
+  async predict(metric: string, focus = '', factor = 1): Promise<Prediction> {
+    const m = this.library.metric(metric);
+    if (this.instances.has(key(metric, focus))) return { cost: 0, points: 0 };
+    const parts = await resolveFocus(focus, this.sessions);
+    const cal = await this.costCalibration();
+    const out: Prediction = { cost: 0, points: 0 };
+    for (const s of this.sessions) {
+      const plan = planRequest(this.library, m, parts, '_pnm0', (fk) => this.flagsFor(s).get(fk)?.variable ?? '_pnk0');
+      if (!scopeIn(plan, s)) continue;
+      const p = await predictPlan(plan, s, cal, factor, (fk) => this.flagsFor(s).has(fk));
+      out.cost += p.cost;
+      out.points += p.points;
+    }
+    return out;
   }
 
   /** Thread values count from now: start them and note where each series stands. */
@@ -345,8 +378,8 @@ export class MetricManager extends EventEmitter {
     }
   }
 
-  /** The calibration observed_cost prices with: loaded, or measured once (progress on 'progress'). */
-  private async costCalibration(): Promise<Calibration> {
+  /** The calibration costs are priced with: loaded, or measured once (progress on 'progress'). */
+  async costCalibration(): Promise<Calibration> {
     return (this.cal ??= calibration({ progress: (m) => this.emit('progress', m) }));
   }
 

@@ -1,0 +1,122 @@
+// paranode diagnose: the Performance Consultant from the command line, with a
+// live view of the search and a ranked report at the end.
+import { Command, InvalidArgumentError } from 'commander';
+import * as fs from 'fs';
+import { diagnose, DiagnoseTarget } from '../consultant/diagnose';
+import { HYPOTHESES } from '../consultant/hypotheses';
+import { Diagnosis, renderDiagnosis, renderHistory } from '../consultant/report';
+import type { PerformanceConsultant } from '../consultant/search';
+import { MdlLibrary } from '../mdl/library';
+
+export interface DiagnoseCliOpts {
+  maxOverhead: number; maxTests?: number; duration?: number; testTime: number; threshold: Record<string, number>;
+  hypotheses?: string[]; json?: string; history?: boolean; quiet?: boolean; interval: number; stop?: boolean; mdl: string[];
+}
+
+/** "5%", "0.05" or "none" */
+export function parseFraction(what: string) {
+  return (v: string): number => {
+    if (v === 'none') return Infinity;
+    const n = v.endsWith('%') ? Number(v.slice(0, -1)) / 100 : Number(v);
+    if (!(n >= 0) || v.trim() === '') throw new InvalidArgumentError(`${what} must be a percentage like 5% or a fraction like 0.05${what === '--max-overhead' ? ", or 'none'" : ''}`);
+    return n;
+  };
+}
+
+const thresholdArg = (v: string, prev: Record<string, number>) => {
+  const m = /^([a-z_]+)=(.+)$/.exec(v);
+  if (!m) throw new InvalidArgumentError(`expected <hypothesis>=<value>, e.g. cpu_bound=10% (hypotheses: ${HYPOTHESES.map((h) => h.name).join(', ')})`);
+  if (!HYPOTHESES.some((h) => h.name === m[1])) throw new InvalidArgumentError(`unknown hypothesis "${m[1]}" (known: ${HYPOTHESES.map((h) => h.name).join(', ')})`);
+  return { ...prev, [m[1]]: parseFraction('a threshold')(m[2]) };
+};
+
+const pos = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!(n > 0)) throw new InvalidArgumentError(`${what} must be a positive number`);
+  return n;
+};
+
+export function addDiagnoseOptions(cmd: Command): Command {
+  return cmd
+    .option('--max-overhead <limit>', "the perturbation limit: instrumentation may take at most this share of a thread's time ('none': no limit)", parseFraction('--max-overhead'), 0.05)
+    .addHelpText('after', '\nExamples:\n  paranode diagnose -- node app.js\n  paranode diagnose --max-overhead 2% --duration 60 attach 12345\n  paranode diagnose -t cpu_bound=10% --json report.json -- node build.js')
+    .option('--max-tests <n>', 'also test at most this many refinements at once (default: as many as the cost limit allows)', pos('--max-tests'))
+    .option('-d, --duration <seconds>', 'search this long, following phases (default: stop when the search is complete)', pos('--duration'))
+    .option('--test-time <seconds>', 'how long each test observes', pos('--test-time'), 1)
+    .option('-t, --threshold <hypothesis=value>', `change a hypothesis's threshold, e.g. cpu_bound=10% (repeatable; ${HYPOTHESES.map((h) => `${h.name} ${Math.round(h.threshold * 100)}%`).join(', ')})`, thresholdArg, {} as Record<string, number>)
+    .option('--hypotheses <names>', 'test only these (comma-separated)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .option('--json <file>', 'write the diagnosis (bottlenecks, search history, cost) to this file')
+    .option('--history', 'print the whole search history graph at the end')
+    .option('-i, --interval <ms>', 'sampling interval', pos('--interval'), 200)
+    .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', (v: string, p: string[]) => [...p, v], [])
+    .option('--stop', 'stop a launched program when the diagnosis is done (default: it runs on, detached)')
+    .option('-q, --quiet', 'no live view');
+}
+
+/** Live view: a status line and the search graph's true branches (redrawn on a terminal, appended otherwise). */
+function liveView(c: PerformanceConsultant): void {
+  const tty = process.stderr.isTTY;
+  let lines = 0;
+  if (!tty) {
+    const shown = new Map<number, string>();
+    c.on('node', (n) => {
+      // whole-program hypotheses are judged every window: print changes only
+      if ((n.state === 'true' || n.state === 'false') && shown.get(n.id) !== n.state && shown.set(n.id, n.state)) process.stderr.write(`paranode: ${c.now().toFixed(1)} s ${n.state === 'true' ? 'TRUE ' : 'false'} ${n.hypothesis}${n.focus ? ` @ ${n.focus}` : ''} ${((n.value ?? 0) * 100).toFixed(1)}% (threshold ${(n.threshold * 100).toFixed(1)}%)\n`);
+    });
+    return;
+  }
+  c.on('tick', () => {
+    const last = c.costTrace[c.costTrace.length - 1];
+    const testing = c.nodes.filter((n) => n.state === 'testing' && n.parent !== null).length;
+    const waiting = c.nodes.filter((n) => n.state === 'waiting').length;
+    const head = `paranode: searching ${c.now().toFixed(1)} s · cost ${last ? (100 * last.observed).toFixed(1) : '0.0'}% (limit ${Number.isFinite(c.limit) ? (100 * c.limit).toFixed(1) + '%' : 'none'}) · ${testing} testing, ${waiting} waiting, ${c.nodes.length} nodes\n`;
+    const rows = renderHistory(c.nodes, { onlyTrue: true }).split('\n').filter(Boolean);
+    const shown = rows.length > 30 ? [...rows.slice(0, 29), `  … ${rows.length - 29} more`] : rows;
+    const text = head + shown.map((r) => `  ${r}\n`).join('');
+    process.stderr.write((lines ? `\x1b[${lines}A\x1b[J` : '') + text);
+    lines = text.split('\n').length - 1;
+  });
+}
+
+/** Run a diagnosis and print it; returns it (and the launched program's process, if any). */
+export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts, extra: { cwd?: string } = {}): Promise<Diagnosis> {
+  const lib = MdlLibrary.standard();
+  for (const f of opts.mdl) lib.loadFile(f);
+  const ac = new AbortController();
+  const onSigint = () => ac.abort();
+  process.once('SIGINT', onSigint);
+  try {
+    const { diagnosis, session } = await diagnose(target, {
+      maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration, testSeconds: opts.testTime,
+      thresholds: opts.threshold, hypotheses: opts.hypotheses, intervalMs: opts.interval, signal: ac.signal, library: lib, cwd: extra.cwd,
+      progress: (m) => process.stderr.write(`paranode: ${m}\n`),
+      onStart: (c, s) => {
+        process.stderr.write(`paranode: diagnosing process ${s.pid}; instrumentation limit ${Number.isFinite(c.limit) ? (100 * c.limit).toFixed(1) + '%' : 'none'} (Ctrl-C ends the search)\n`);
+        if (!opts.quiet) liveView(c);
+      },
+    });
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(diagnosis, null, 2) + '\n');
+    process.stdout.write(renderDiagnosis(diagnosis));
+    if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, x not testable):\n' + renderHistory(diagnosis.searchHistory));
+    const child = session.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      if (opts.stop) child.kill();
+      await new Promise((r) => child.once('exit', r));
+      if (!opts.stop && child.exitCode) process.exitCode = child.exitCode;
+    }
+    return diagnosis;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** `diagnose attach <pid>` or `diagnose -- node app.js` */
+export function targetOf(args: string[]): DiagnoseTarget {
+  if (args[0] === 'attach') {
+    const pid = Number(args[1]);
+    if (args.length !== 2 || !(pid > 0)) throw new InvalidArgumentError('usage: paranode diagnose [options] attach <pid>');
+    return { pid };
+  }
+  if (!args.length) throw new InvalidArgumentError('usage: paranode diagnose [options] (attach <pid> | -- node app.js)');
+  return { command: args };
+}

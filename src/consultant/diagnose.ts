@@ -1,0 +1,77 @@
+// diagnose(): launch or attach, run the Performance Consultant until its search
+// is complete (or a duration, the target's exit, or stop()), and return the
+// ranked diagnosis. The target is detached from (left running) at the end.
+import { Session, SessionOptions } from '../api/session';
+import { MdlLibrary } from '../mdl/library';
+import { MetricManager } from '../metrics/manager';
+import { diagnosis, Diagnosis } from './report';
+import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
+
+export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
+  /** stop after this many seconds (default: when the search is complete) */
+  durationSeconds?: number;
+  /** sampling interval, ms (default 200) */
+  intervalMs?: number;
+  /** messages about long steps (calibration) */
+  progress?: (msg: string) => void;
+  /** called with the consultant once it runs (live views listen to its 'node' and 'tick' events) */
+  onStart?: (c: PerformanceConsultant, s: Session) => void;
+  /** ends the search early (the diagnosis covers what was found) */
+  signal?: AbortSignal;
+  library?: MdlLibrary;
+}
+
+export type DiagnoseTarget = { pid: number } | { command: string[] };
+
+export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {}): Promise<{ diagnosis: Diagnosis; session: Session }> {
+  const mm = new MetricManager([], opts.library ?? MdlLibrary.standard());
+  if (opts.progress) mm.on('progress', opts.progress);
+  // measured before the program is touched, not while it runs
+  await mm.costCalibration();
+  const s = 'pid' in target ? await Session.attach(target.pid, opts) : await Session.launch(target.command, [], opts);
+  mm.sessions.push(s);
+  const c = new PerformanceConsultant(mm, opts);
+  try {
+    opts.onStart?.(c, s);
+    s.startSampling(opts.intervalMs ?? 200);
+    await c.start();
+    await new Promise<void>((resolve, reject) => {
+      const done = () => { clearTimeout(timer); resolve(); };
+      const timer = opts.durationSeconds ? setTimeout(done, opts.durationSeconds * 1000) : undefined;
+      if (!opts.durationSeconds) c.once('complete', done);
+      c.once('error', (e: Error) => { clearTimeout(timer); reject(e); });
+      void s.waitForExit().then(done);
+      if (opts.signal?.aborted) done();
+      else opts.signal?.addEventListener('abort', done, { once: true });
+    });
+    await c.stop();
+    const explains = await callGraph(s, c.nodes);
+    return { diagnosis: diagnosis(c, s.pid, s.processFocus, explains), session: s };
+  } finally {
+    await s.detach().catch(() => undefined);
+  }
+}
+
+/**
+ * a explains-by b: function a has a call site whose callee is function b (by
+ * name, as `b(...)`, `x.b(...)` or `this.b(...)`).
+ */
+async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
+  const callees = new Map<string, Set<string>>();
+  for (const n of nodes) {
+    const code = n.focus.split(',').find((p) => p.startsWith('/Code/'));
+    if (n.state !== 'true' || !code || callees.has(code)) continue;
+    try {
+      const r = (await s.resources(code)).find((x) => x.path === code);
+      if (r) callees.set(code, new Set(r.points.filter((p) => p.kind === 'call' && p.callee).map((p) => p.callee!.replace(/^.*\./, ''))));
+    } catch { /* the target is gone: no pruning */ }
+  }
+  const codeOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Code/'));
+  const threadOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Thread/'));
+  return (a, b) => {
+    const ca = codeOf(a), cb = codeOf(b);
+    if (!ca || !cb || ca === cb || threadOf(a) !== threadOf(b)) return false;
+    const name = cb.slice(cb.lastIndexOf('/') + 1).replace(/^.*\./, '');
+    return callees.get(ca)?.has(name) ?? false;
+  };
+}

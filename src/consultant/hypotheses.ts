@@ -1,0 +1,47 @@
+// The "why" axis for Node.js: each hypothesis is a metric (from the MDL
+// library) tested against a threshold, as a fraction of one thread's time.
+
+export interface Hypothesis {
+  name: string;
+  title: string;
+  /** tested for the whole program, processes and threads */
+  metric: string;
+  /** tested for modules and functions (/Code); none: not refined along /Code */
+  codeMetric?: string;
+  /** default threshold: the hypothesis holds where value >= threshold */
+  threshold: number;
+  /**
+   * The code metric counts callees too (a flag or a wait held while the
+   * function is active): a caller is explained by a callee that is true too.
+   */
+  inclusive?: boolean;
+}
+
+export const HYPOTHESES: readonly Hypothesis[] = [
+  // Refined by inclusive CPU time (native and built-in callees count for their
+  // caller): the bottleneck named is the deepest function on the hot path.
+  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true },
+  { name: 'waiting', title: 'Waiting: the event loop idles on awaited promises, callbacks, timers or I/O', metric: 'event_loop_idle', codeMetric: 'await_wait', threshold: 0.5, inclusive: true },
+  { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true },
+  { name: 'event_loop_blocked', title: 'Event loop blocked by long tasks', metric: 'event_loop_blocked', threshold: 0.5 },
+  { name: 'gc', title: 'GC pressure: time in garbage collection', metric: 'gc_time', threshold: 0.1 },
+  { name: 'message_passing', title: 'Message passing: time handing messages to other threads and processes', metric: 'msg_time', codeMetric: 'msg_time', threshold: 0.05, inclusive: true },
+  { name: 'instrumentation', title: "Instrumentation overhead: paranode's own inserted code", metric: 'observed_cost', threshold: 0.05 },
+];
+
+/** `name=value` pairs (from --threshold) over the defaults; unknown names are errors. */
+export function thresholds(over: Record<string, number> = {}): Map<string, number> {
+  const out = new Map(HYPOTHESES.map((h) => [h.name, h.threshold]));
+  for (const [k, v] of Object.entries(over)) {
+    if (!out.has(k)) throw new Error(`unknown hypothesis "${k}" (known: ${HYPOTHESES.map((h) => h.name).join(', ')})`);
+    if (!(v >= 0)) throw new Error(`threshold of ${k} must be a number, 0 or more (a fraction of a thread's time)`);
+    out.set(k, v);
+  }
+  return out;
+}
+
+export function hypothesis(name: string): Hypothesis {
+  const h = HYPOTHESES.find((x) => x.name === name);
+  if (!h) throw new Error(`unknown hypothesis "${name}" (known: ${HYPOTHESES.map((x) => x.name).join(', ')})`);
+  return h;
+}

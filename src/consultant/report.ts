@@ -1,0 +1,130 @@
+// The consultant's answer: the most specific true nodes of the search history
+// graph (true, with no true refinement), most important (largest share of a
+// thread's time) first, each with the interval it held in and its source.
+import { hypothesis } from './hypotheses';
+import type { PerformanceConsultant, SearchNode, TestRecord } from './search';
+
+export interface Bottleneck {
+  hypothesis: string;
+  /** the most specific focus it holds at ('/Process/<host>:<pid>' for the whole program) */
+  focus: string;
+  /** fraction of one thread's time */
+  value: number;
+  threshold: number;
+  /** seconds since the search started */
+  interval: [number, number];
+  /** module:line of a function, or the module */
+  source: string | null;
+  /** the thread whose value decided, "<pid>/<thread>" */
+  thread: string | null;
+}
+
+export interface Diagnosis {
+  pid: number;
+  bottlenecks: Bottleneck[];
+  searchHistory: SearchNode[];
+  cost: {
+    /** the perturbation limit (null: none) */
+    limit: number | null;
+    /** observed cost per window, fraction of the busiest thread's time */
+    observed: { avg: number; max: number; windows: number };
+    /** observed over static-predicted cost, the correction applied to predictions at the end */
+    predictionFactor: number;
+    trace: { t: number; observed: number; predicted: number; tests: number }[];
+  };
+  /** per whole-program hypothesis, the intervals it held in */
+  phases: Record<string, [number, number][]>;
+  /** seconds until every refinement of every true hypothesis was decided (null: not complete) */
+  searchSeconds: number | null;
+  durationSeconds: number;
+}
+
+/** Runs of consecutive true windows. */
+function phasesOf(tests: TestRecord[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const t of tests) {
+    if (!t.verdict) continue;
+    const last = out[out.length - 1];
+    if (last && Math.abs(last[1] - t.from) < 1e-6) last[1] = t.to;
+    else out.push([t.from, t.to]);
+  }
+  return out;
+}
+
+/**
+ * Build the diagnosis. `explains(a, b)`: function node a calls function b (a
+ * caller is explained by a true callee for hypotheses that count callees).
+ */
+export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: string, explains: (a: SearchNode, b: SearchNode) => boolean): Diagnosis {
+  const nodes = c.nodes;
+  const top = (n: SearchNode): SearchNode => { let p = n; while (p.parent !== null) p = nodes[p.parent - 1]; return p; };
+  const phases: Record<string, [number, number][]> = {};
+  for (const n of nodes) if (n.parent === null) phases[n.hypothesis] = phasesOf(n.tests);
+  const isTrue = (n: SearchNode) => n.state === 'true';
+  const out: Bottleneck[] = [];
+  for (const n of nodes.filter(isTrue)) {
+    if (nodes.some((k) => k.parent === n.id && isTrue(k))) continue;
+    const h = hypothesis(n.hypothesis);
+    if (h.inclusive && nodes.some((k) => k !== n && isTrue(k) && k.hypothesis === n.hypothesis && explains(n, k))) continue;
+    const base = { hypothesis: n.hypothesis, value: n.value ?? 0, threshold: n.threshold, source: n.source ?? null, thread: n.thread ?? null };
+    if (n.parent === null) {
+      for (const p of phases[n.hypothesis]) out.push({ ...base, focus: processFocus, interval: p, value: mean(n.tests.filter((t) => t.verdict && t.from >= p[0] && t.to <= p[1])) });
+      continue;
+    }
+    const last = [...n.tests].reverse().find((t) => t.verdict)!;
+    const phase = phases[top(n).hypothesis].find(([a, b]) => a <= last.to && last.from <= b);
+    out.push({ ...base, focus: n.focus, interval: phase ? [Math.min(phase[0], last.from), Math.max(phase[1], last.to)] : [last.from, last.to] });
+  }
+  out.sort((a, b) => b.value - a.value);
+  const trace = c.costTrace;
+  return {
+    pid,
+    bottlenecks: out,
+    searchHistory: nodes.map((n) => ({ ...n, tests: [...n.tests] })),
+    cost: {
+      limit: Number.isFinite(c.limit) ? c.limit : null,
+      observed: { avg: trace.length ? trace.reduce((a, x) => a + x.observed, 0) / trace.length : 0, max: Math.max(0, ...trace.map((x) => x.observed)), windows: trace.length },
+      predictionFactor: c.factor,
+      trace: [...trace],
+    },
+    phases,
+    searchSeconds: c.searchSeconds ?? null,
+    durationSeconds: c.now(),
+  };
+}
+
+const mean = (ts: TestRecord[]) => (ts.length ? ts.reduce((a, t) => a + t.value, 0) / ts.length : 0);
+
+const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
+
+/** The ranked report, as text. */
+export function renderDiagnosis(d: Diagnosis): string {
+  const lines: string[] = [];
+  const searched = d.searchSeconds !== null ? `search complete after ${d.searchSeconds.toFixed(1)} s` : `search not complete after ${d.durationSeconds.toFixed(1)} s`;
+  const lim = d.cost.limit === null ? 'no limit' : `limit ${pct(d.cost.limit)}`;
+  lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
+  if (!d.bottlenecks.length) lines.push('no hypothesis held: no bottleneck found above the thresholds');
+  d.bottlenecks.forEach((b, i) => {
+    lines.push(`${String(i + 1).padStart(2)}. ${hypothesis(b.hypothesis).title}`);
+    lines.push(`    at ${b.focus}${b.thread && !b.focus.includes('/Thread/') ? `  (thread ${b.thread})` : ''}`);
+    lines.push(`    ${pct(b.value)} of a thread's time (threshold ${pct(b.threshold)}), ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
+  });
+  return lines.join('\n') + '\n';
+}
+
+const MARK: Record<string, string> = { unknown: '?', waiting: '…', testing: '~', true: '+', false: '-', 'too costly': '$', 'not testable': 'x' };
+
+/** The search history graph as an indented tree (live view and --history). */
+export function renderHistory(nodes: SearchNode[], opts: { onlyTrue?: boolean } = {}): string {
+  const lines: string[] = [];
+  const walk = (parent: number | null, depth: number) => {
+    for (const n of nodes.filter((x) => x.parent === parent)) {
+      if (opts.onlyTrue && parent !== null && n.state === 'false') continue;
+      const v = n.value !== undefined ? ` ${pct(n.value)}/${pct(n.threshold)}` : '';
+      lines.push(`${'  '.repeat(depth)}${MARK[n.state]} ${n.hypothesis}${n.focus ? ` @ ${n.focus}` : ''}${v}${n.state === 'too costly' || n.state === 'not testable' ? ` (${n.note ?? n.state})` : ''}`);
+      walk(n.id, depth + 1);
+    }
+  };
+  walk(null, 0);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,73 @@
+// Predicted cost (section 3.1 of the cost-system paper): before a request is
+// inserted, each point it would instrument costs its handler's calibrated cost
+// times the point's expected frequency. Frequencies start from static estimates
+// by point kind; the caller corrects them with a factor learned from what the
+// running program shows (observed against predicted cost of what is in place).
+import type { Resource, Session } from '../api/session';
+import type { Placement, Plan } from '../mdl/evaluate';
+import { Calibration, classCost } from './calibration';
+
+/**
+ * Static estimates, runs per second of one point: a function of the program is
+ * entered STATIC_ENTRY times a second, a wrapped built-in STATIC_BUILTIN times;
+ * each call site, await and exit of a function runs as often as its entry.
+ */
+export const STATIC_ENTRY = 200;
+export const STATIC_BUILTIN = 50;
+
+/** The cost class a snippet's handler would have (see costClass in the runtime), from its MDL text. */
+export function snippetClass(snippet: string, how: 'slot' | 'wrap' | 'breakpoint'): string {
+  const n = (re: RegExp) => (snippet.match(re) ?? []).length;
+  const kinds: [string, number][] = [
+    ['n', n(/\+\+/g)],
+    ['a', n(/\+=|-=|--/g)],
+    ['i', n(/\bif\s*\(/g)],
+    ['w', n(/startWallTimer\(/g)],
+    ['c', n(/startProcessTimer\(/g)],
+    ['p', n(/stopTimer\(/g)],
+    ['v', n(/\$(file|channel)\(/g)],
+  ];
+  return `${how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
+}
+
+const mechanismOf = (r: Resource): 'slot' | 'wrap' | 'breakpoint' => (r.prepared === 'wrap' ? 'wrap' : r.prepared === 'breakpoint' ? 'breakpoint' : 'slot');
+
+/** Runs per second of one placement over one function, by the static estimates. */
+function staticRuns(p: Placement, r: Resource): number {
+  const entry = r.module.startsWith('node:') ? STATIC_BUILTIN : STATIC_ENTRY;
+  const kind = p.point.startsWith('call') ? 'call' : p.point;
+  if (kind === 'entry' || kind === 'exit') return entry;
+  if (kind === 'throw') return entry / 100;
+  const callee = p.point.startsWith('call:') ? p.point.slice(5) : null;
+  const points = r.points.filter((x) => x.kind === kind && (!callee || x.callee === callee)).length;
+  return points * entry;
+}
+
+export interface Prediction {
+  /** seconds of instrumentation per second of the target (a fraction of one thread's time) */
+  cost: number;
+  /** points the request would instrument */
+  points: number;
+}
+
+/**
+ * The predicted cost of a plan in one session: its own placements and its
+ * constraint flags' (`flagsPlaced`: flags already in place cost nothing more).
+ * `factor` scales the static frequencies (the correction learned at run time).
+ */
+export async function predictPlan(plan: Plan, s: Session, cal: Calibration, factor = 1, flagsPlaced: (key: string) => boolean = () => false): Promise<Prediction> {
+  const all = [...plan.placements, ...plan.flags.filter((f) => !flagsPlaced(f.key)).flatMap((f) => f.placements)];
+  const cache = new Map<string, Resource[]>();
+  let cost = 0, points = 0;
+  for (const p of all) {
+    let rs = cache.get(p.resource);
+    if (!rs) cache.set(p.resource, (rs = await s.resources(p.resource)));
+    for (const r of rs) {
+      const runs = staticRuns(p, r) * factor;
+      if (!runs) continue;
+      points += p.point === 'entry' ? 1 : r.points.filter((x) => x.kind === (p.point.startsWith('call') ? 'call' : p.point)).length;
+      cost += runs * classCost(cal, snippetClass(p.snippet, mechanismOf(r)))[1] / 1e9;
+    }
+  }
+  return { cost, points };
+}
