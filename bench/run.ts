@@ -7,6 +7,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
+import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
 import { benchInstructions } from './instructions';
@@ -25,6 +26,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   instructions: benchInstructions,
   metrics: benchMetrics,
   cost: benchCost,
+  consultant: benchConsultant,
 };
 
 function usage(): never {

@@ -6,7 +6,8 @@
 // waits for "exit" on stdin (so that the tool can look at it) instead of exiting;
 // with "wait" it prints "loaded" and waits for "go" on stdin before the work
 // (so that the tool can attach first); with "warm" it warms up, prints "warm" and waits
-// for "go" before the timed part. WORK_TRACE=1 prints every repetition's ms on stderr.
+// for "go" before the timed part. WORK_TRACE=1 prints every repetition's ms on stderr,
+// WORK_STAMPS=1 a line "rep <ms> <epoch ms at its end>" per repetition.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -42,6 +43,7 @@ function main(warmed = false) {
     len = job().length;
     times.push(performance.now() - t);
     if (process.env.WORK_TRACE) process.stderr.write(`${(performance.now() - t).toFixed(0)} `);
+    if (process.env.WORK_STAMPS) process.stderr.write(`rep ${times[i]} ${Date.now()}\n`);
   }
   const total = performance.now() - t0;
   times.sort((a, b) => a - b);

@@ -78,6 +78,9 @@ const VECTOR = /\$(fn|mod)$/;
 
 function noop(): void { /* disabled point */ }
 
+/** paranode's own files (dist/src): left out of stack samples */
+const OWN_CODE = path.resolve(__dirname, '..');
+
 /** counters named so count handler runs per cost class (see costClass) */
 export const COST_SERIES = '_pnx:';
 
@@ -145,6 +148,8 @@ export class Runtime {
   /** thread values (whole-thread metrics) are in each sample once asked for */
   private watching = false;
   private gcMs = 0;
+  /** each sample also lists the program's functions on the stack it interrupted */
+  private stacks = false;
   /** event-loop blocking: ms between samples with no turn of the event loop */
   private blockedMs = 0;
   private lastBusyCheck = 0;
@@ -400,7 +405,8 @@ export class Runtime {
    * Start measuring the thread's own values (CPU and wall time, garbage
    * collection, event-loop activity): each sample carries them from now on.
    */
-  watchThread(): void {
+  watchThread(stacks = false): void {
+    if (stacks) this.stacks = true;
     if (this.watching) return;
     this.watching = true;
     this.useCpuClock();
@@ -424,8 +430,29 @@ export class Runtime {
     return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs];
   }
 
+  /**
+   * The program's functions on the stack this sample interrupted, as
+   * "<module>/<name>" (a method by its own name, without its class).
+   * Samples arrive by inspector interrupt, on top of whatever runs.
+   */
+  private stackNow(): string[] {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 200;
+    const text = new Error().stack ?? '';
+    Error.stackTraceLimit = limit;
+    const out = new Set<string>();
+    for (const line of text.split('\n')) {
+      const m = /^\s+at (?:async )?(?:new )?(.+?) \((.+):\d+:\d+\)$/.exec(line);
+      if (!m || m[2].startsWith('node:') || m[2].startsWith(OWN_CODE)) continue;
+      // a stack trace names a method by receiver type ("Parser.nextToken" for
+      // Parser.prototype.nextToken): the method's own name is what both sides agree on
+      out.add(`${this.moduleName(m[2])}/${m[1].replace(/^.*\./, '')}`);
+    }
+    return [...out];
+  }
+
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[] } {
+  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -443,6 +470,7 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sample']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (this.watching) out.thread = this.threadValues();
+    if (this.stacks) out.stack = this.stackNow();
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }

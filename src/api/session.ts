@@ -90,6 +90,9 @@ export class Session extends EventEmitter {
   private readonly foldTimer: NodeJS.Timeout;
   private lastSampleMs = 0;
   private watching = false;
+  private watchingStacks = false;
+  /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
+  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; above: Map<string, Set<string>> }>();
   private intervalMs = 200;
   private detached = false;
   exited = false;
@@ -213,7 +216,7 @@ export class Session extends EventEmitter {
         }
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
-      if (this.watching) await wcdp.evaluate(`${R}.watchThread()`).catch(() => undefined);
+      if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
         if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
@@ -362,6 +365,24 @@ export class Session extends EventEmitter {
     this.lastT.set(thread, t);
     const threadFocus = `/Thread/${this.pid}/${thread === 0 ? 'main' : thread}`;
     const processFocus = `/Process/${os.hostname()}:${this.pid}`;
+    if (s.stack) {
+      const label = thread === 0 ? 'main' : String(thread);
+      let st = this.stacks.get(label);
+      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), above: new Map() }));
+      st.samples++;
+      // innermost first: each function was called, directly or not, by every one below it
+      s.stack.forEach((inner, i) => {
+        for (const outer of s.stack!.slice(i + 1)) {
+          let set = st!.above.get(outer);
+          if (!set) st!.above.set(outer, (set = new Set()));
+          set.add(inner);
+        }
+      });
+      // functions, and their modules once per sample ("<module>/" )
+      const keys = new Set(s.stack);
+      for (const f of s.stack) keys.add(f.slice(0, f.lastIndexOf('/') + 1));
+      for (const k of keys) st.hits.set(k, (st.hits.get(k) ?? 0) + 1);
+    }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
       const delta = value - own.last;
@@ -388,10 +409,21 @@ export class Session extends EventEmitter {
   }
 
   /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
-  async watchThreads(): Promise<void> {
+  async watchThreads(opts: { stacks?: boolean } = {}): Promise<void> {
     this.watching = true;
+    if (opts.stacks) this.watchingStacks = true;
     await this.settled();
-    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.watchThread()`).catch(() => undefined);
+    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+  }
+
+  /**
+   * Stack samples of a thread ('main' or a worker id), taken at each sample
+   * once watchThreads({ stacks: true }) asked for them: how many, and in how
+   * many each function ("<module>/<name>", a method by its own name) and module ("<module>/") was on the stack;
+   * `above`: per function, the functions sampled running in calls it made (directly or not).
+   */
+  stackSamples(thread: string): { samples: number; hits: ReadonlyMap<string, number>; above: ReadonlyMap<string, ReadonlySet<string>> } {
+    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), above: new Map() };
   }
 
   /**

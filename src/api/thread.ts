@@ -19,7 +19,7 @@ export const R = `globalThis[Symbol.for('paranode.runtime')]`;
 export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[] }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[]; stack?: string[] }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */

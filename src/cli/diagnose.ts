@@ -44,7 +44,11 @@ export function addDiagnoseOptions(cmd: Command): Command {
     .option('-d, --duration <seconds>', 'search this long, following phases (default: stop when the search is complete)', pos('--duration'))
     .option('--test-time <seconds>', 'how long each test observes', pos('--test-time'), 1)
     .option('-t, --threshold <hypothesis=value>', `change a hypothesis's threshold, e.g. cpu_bound=10% (repeatable; ${HYPOTHESES.map((h) => `${h.name} ${Math.round(h.threshold * 100)}%`).join(', ')})`, thresholdArg, {} as Record<string, number>)
-    .option('--hypotheses <names>', 'test only these (comma-separated)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .option('--hypotheses <names>', 'test only these (comma-separated)', (v: string) => {
+      const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+      for (const n of names) if (!HYPOTHESES.some((h) => h.name === n)) throw new InvalidArgumentError(`unknown hypothesis "${n}" (known: ${HYPOTHESES.map((h) => h.name).join(', ')})`);
+      return names;
+    })
     .option('--json <file>', 'write the diagnosis (bottlenecks, search history, cost) to this file')
     .option('--history', 'print the whole search history graph at the end')
     .option('-i, --interval <ms>', 'sampling interval', pos('--interval'), 200)

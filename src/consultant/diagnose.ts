@@ -4,6 +4,7 @@
 import { Session, SessionOptions } from '../api/session';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
+import { hypothesis, thresholds } from './hypotheses';
 import { diagnosis, Diagnosis } from './report';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
@@ -24,6 +25,9 @@ export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
 export type DiagnoseTarget = { pid: number } | { command: string[] };
 
 export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {}): Promise<{ diagnosis: Diagnosis; session: Session }> {
+  // bad options fail before the target is touched
+  thresholds(opts.thresholds);
+  for (const n of opts.hypotheses ?? []) hypothesis(n);
   const mm = new MetricManager([], opts.library ?? MdlLibrary.standard());
   if (opts.progress) mm.on('progress', opts.progress);
   // measured before the program is touched, not while it runs
@@ -48,13 +52,15 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     const explains = await callGraph(s, c.nodes);
     return { diagnosis: diagnosis(c, s.pid, s.processFocus, explains), session: s };
   } finally {
+    await c.stop().catch(() => undefined);
     await s.detach().catch(() => undefined);
   }
 }
 
 /**
- * a explains-by b: function a has a call site whose callee is function b (by
- * name, as `b(...)`, `x.b(...)` or `this.b(...)`).
+ * a is explained by b: function a has a call site whose callee is function b
+ * (by name, as `b(...)`, `x.b(...)` or `this.b(...)`), or a stack sample
+ * caught b running in a call a made.
  */
 async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
   const callees = new Map<string, Set<string>>();
@@ -68,10 +74,15 @@ async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNod
   }
   const codeOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Code/'));
   const threadOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Thread/'));
+  // as stack samples name functions: "<module>/<own name>"
+  const sampleKey = (c: string) => c.slice(6).replace(/\/[^/]*\.([^./]*)$/, '/$1');
   return (a, b) => {
     const ca = codeOf(a), cb = codeOf(b);
     if (!ca || !cb || ca === cb || threadOf(a) !== threadOf(b)) return false;
     const name = cb.slice(cb.lastIndexOf('/') + 1).replace(/^.*\./, '');
-    return callees.get(ca)?.has(name) ?? false;
+    if (callees.get(ca)?.has(name)) return true;
+    // calls the code does not spell out (callbacks, fn.call(this)) show in stack samples
+    const label = threadOf(a)?.split('/')[3] ?? 'main';
+    return s.stackSamples(label).above.get(sampleKey(ca))?.has(sampleKey(cb)) ?? false;
   };
 }

@@ -15,17 +15,29 @@ export interface Hypothesis {
    * function is active): a caller is explained by a callee that is true too.
    */
   inclusive?: boolean;
+  /**
+   * Where it holds, the function is on the stack (running, or in a call it
+   * made): functions the runtime's stack samples never caught are below the
+   * threshold with high confidence and are not instrumented.
+   */
+  onStack?: boolean;
+  /**
+   * Each call timed adds about half a timer pair to what it measures (the
+   * clock read ending the start, the one starting the stop): counted with the
+   * test and taken off its value (Li and Zhang's intrusion compensation).
+   */
+  compensate?: 'cpuPair' | 'wallPair';
 }
 
 export const HYPOTHESES: readonly Hypothesis[] = [
   // Refined by inclusive CPU time (native and built-in callees count for their
   // caller): the bottleneck named is the deepest function on the hot path.
-  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true },
+  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair' },
   { name: 'waiting', title: 'Waiting: the event loop idles on awaited promises, callbacks, timers or I/O', metric: 'event_loop_idle', codeMetric: 'await_wait', threshold: 0.5, inclusive: true },
-  { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true },
+  { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true, onStack: true },
   { name: 'event_loop_blocked', title: 'Event loop blocked by long tasks', metric: 'event_loop_blocked', threshold: 0.5 },
   { name: 'gc', title: 'GC pressure: time in garbage collection', metric: 'gc_time', threshold: 0.1 },
-  { name: 'message_passing', title: 'Message passing: time handing messages to other threads and processes', metric: 'msg_time', codeMetric: 'msg_time', threshold: 0.05, inclusive: true },
+  { name: 'message_passing', title: 'Message passing: time handing messages to other threads and processes', metric: 'msg_time', codeMetric: 'msg_time', threshold: 0.05, inclusive: true, onStack: true },
   { name: 'instrumentation', title: "Instrumentation overhead: paranode's own inserted code", metric: 'observed_cost', threshold: 0.05 },
 ];
 

@@ -12,9 +12,19 @@
 import { EventEmitter } from 'events';
 import type { Session } from '../api/session';
 import type { MetricManager } from '../metrics/manager';
+import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
 import { splitFocus } from '../metrics/focus';
 import { HYPOTHESES, Hypothesis, thresholds as withThresholds } from './hypotheses';
+
+/** the shortest test, seconds (a few samples) */
+const MIN_TEST = 0.6;
+/** windows a whole-program hypothesis must stay false for its phase to be over */
+const PHASE_END = 3;
+/** seconds between a test's insertion and the start of its window */
+const SETTLE = 0.3;
+/** stack samples a module's share is judged from */
+const MODULE_SAMPLES = 20;
 
 export type NodeState = 'unknown' | 'waiting' | 'testing' | 'true' | 'false' | 'too costly' | 'not testable';
 
@@ -64,6 +74,10 @@ interface Active {
   staticCost: number;
   /** over the limit by itself: runs alone, and the search pauses after it (duty cycle) */
   alone?: boolean;
+  /** how long it observes (a test over the limit by itself is shortened) */
+  seconds: number;
+  /** the calls of the tested function, counted for intrusion compensation */
+  calls?: { inst: MetricInstance; start?: Map<string, number> };
 }
 
 export class PerformanceConsultant extends EventEmitter {
@@ -84,8 +98,20 @@ export class PerformanceConsultant extends EventEmitter {
   private costInst?: MetricInstance;
   private costStart?: { t: number; totals: Map<string, number> };
   private completeAt?: number;
-  /** no test starts before this (seconds): the pause after a test that alone was over the limit */
-  private quietUntil = 0;
+  private cal?: Calibration;
+  /**
+   * New tests a step may start: predictions from static frequencies can be
+   * far off until observed cost has corrected them, so the number doubles
+   * with each step that stays under the limit and starts again at 4 over it.
+   */
+  private ramp = 4;
+  private startedSince = 0;
+  /**
+   * Cost over the limit not yet paid back (seconds of instrumentation): each
+   * window adds (observed - limit) x its length; no test starts while it is
+   * above 0, so over time the cost averages to at most the limit.
+   */
+  private debt = 0;
   private fns?: { at: number; list: { module: string; line: number; function: string; thread: string }[] };
 
   constructor(readonly manager: MetricManager, opts: ConsultantOptions = {}) {
@@ -103,12 +129,14 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** Enable the whole-program tests (they stay for the whole search) and the observed cost. */
   async start(): Promise<void> {
+    this.cal = await this.manager.costCalibration();
+    await this.session.watchThreads({ stacks: true });
     this.costInst = await this.manager.enable('observed_cost');
     for (const h of this.hyps) {
       const node = this.add(null, h, '');
       await this.begin(node, true);
     }
-    this.session.on('sample', () => { void this.tick(); });
+    this.session.on('sample', this.onSample);
   }
 
   /** The search is complete: every node under a true node has been decided. */
@@ -119,13 +147,18 @@ export class PerformanceConsultant extends EventEmitter {
   /** Seconds from the start to completion (undefined while searching). */
   get searchSeconds(): number | undefined { return this.completeAt; }
 
+  private readonly onSample = () => { void this.tick(); };
+
+  /** End the search: tests not yet decided are decided on what they measured; every test's code goes. */
   async stop(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
+    this.session.off('sample', this.onSample);
     while (this.busy) await new Promise((r) => setImmediate(r));
     // what was measured so far by tests not yet decided stays in the history
-    for (const a of this.active.splice(0)) {
+    for (const a of [...this.active]) {
       if (!a.permanent) this.conclude(a, true);
-      await this.manager.disable(a.inst).catch(() => undefined);
+      await this.end(a).catch(() => undefined);
     }
     if (this.costInst) await this.manager.disable(this.costInst).catch(() => undefined);
   }
@@ -147,10 +180,23 @@ export class PerformanceConsultant extends EventEmitter {
     const metric = this.metricOf(node);
     const staticCost = (await this.manager.predict(metric, node.focus)).cost;
     try {
+      const notes = this.session.notes.length;
       const inst = await this.manager.enable(metric, node.focus);
+      // snippets that found no point to go to (e.g. await points of a script LiveEdit refused) measure nothing
+      const probes = inst.perSession.flatMap((ps) => ps.probes);
+      if (probes.length && probes.every((p) => p.placed === 0)) {
+        await this.manager.disable(inst);
+        node.state = 'not testable';
+        node.note = `no point of it could be instrumented${this.session.notes.length > notes ? `: ${this.session.notes[this.session.notes.length - 1]}` : ''}`;
+        this.emit('node', node);
+        return;
+      }
+      const h = this.hyp(node);
+      const fn = node.parent !== null && h.compensate && this.isFunction(node);
+      const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus) } : undefined;
       node.state = 'testing';
       node.note = undefined;
-      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost });
+      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls });
       this.emit('node', node);
     } catch (e) {
       node.state = 'not testable';
@@ -163,8 +209,17 @@ export class PerformanceConsultant extends EventEmitter {
   private fractions(a: Active, t: number): Map<string, number> {
     const out = new Map<string, number>();
     const dt = t - a.start!.t;
-    for (const [k, v] of a.inst.threadTotals()) out.set(k, dt > 0 ? (v - (a.start!.totals.get(k) ?? 0)) / dt : 0);
+    const calls = a.calls?.inst.threadTotals();
+    const each = a.calls && this.cal ? this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
+    for (const [k, v] of a.inst.threadTotals()) {
+      const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
+      out.set(k, dt > 0 ? Math.max(0, v - (a.start!.totals.get(k) ?? 0) - n * each) / dt : 0);
+    }
     return out;
+  }
+
+  private isFunction(n: SearchNode): boolean {
+    return n.parent !== null && splitFocus(this.nodes[n.parent - 1].focus).some((p) => p.startsWith('/Code/'));
   }
 
   private conclude(a: Active, partial = false): void {
@@ -181,6 +236,7 @@ export class PerformanceConsultant extends EventEmitter {
     a.node.state = verdict ? 'true' : 'false';
     if (partial) a.node.note = 'decided on a shortened test (the search ended)';
     a.start = { t, totals: a.inst.threadTotals() };
+    if (a.calls) a.calls.start = a.calls.inst.threadTotals();
     this.emit('node', a.node);
   }
 
@@ -190,10 +246,16 @@ export class PerformanceConsultant extends EventEmitter {
     this.busy = true;
     try {
       const t = this.now();
-      for (const a of this.active) if (!a.start) a.start = { t, totals: a.inst.threadTotals() };
+      for (const a of this.active) {
+        // a test's window opens a settling time after its code went in: V8 re-optimizes
+        // code whose handlers changed, which would count into a short window
+        if (a.start || (!a.permanent && t - a.startedAt < SETTLE)) continue;
+        a.start = { t, totals: a.inst.threadTotals() };
+        if (a.calls) a.calls.start = a.calls.inst.threadTotals();
+      }
       const observed = this.observeCost(t);
       for (const a of [...this.active]) {
-        if (a.start!.t + this.testSeconds > t) continue;
+        if (!a.start || a.start.t + a.seconds > t) continue;
         const before = a.node.state;
         this.conclude(a);
         if (a.permanent) {
@@ -201,15 +263,17 @@ export class PerformanceConsultant extends EventEmitter {
           if (a.node.state === 'true' && before !== 'true') this.refresh(a.node);
           continue;
         }
-        this.active.splice(this.active.indexOf(a), 1);
-        await this.manager.disable(a.inst);
-        if (a.alone) this.pauseAfter(a, t);
+        await this.end(a);
+        if (a.alone) a.node.note = `tested alone, over the limit by itself; the search paused after it to pay the cost back`;
       }
       for (const n of this.nodes) if (n.state === 'true' && !this.refined.has(n.id)) await this.refine(n);
       if (observed !== undefined) await this.regulate(observed);
       await this.admit();
-      const pending = this.nodes.some((n) => ['unknown', 'waiting', 'testing'].includes(n.state) && n.parent !== null && this.live(n));
-      const judged = this.nodes.filter((n) => n.parent === null).every((n) => n.tests.length > 0 || n.state === 'not testable');
+      // a refinement is still wanted while its whole-program hypothesis holds, or held
+      // until a moment ago (a short dip suspends the search of its subtree, it does not end it)
+      const pending = this.nodes.some((n) => (['unknown', 'waiting', 'testing'].includes(n.state) || (n.state === 'true' && !this.refined.has(n.id))) && n.parent !== null && !this.phaseOver(this.topOf(n)));
+      // and a hypothesis false from the start has been watched for as long as a phase takes to end
+      const judged = this.nodes.filter((n) => n.parent === null).every((n) => n.tests.length >= PHASE_END || n.state === 'true' || n.state === 'not testable');
       if (!pending && judged && this.completeAt === undefined) { this.completeAt = t; this.emit('complete'); }
       this.emit('tick');
     } catch (e) {
@@ -217,6 +281,18 @@ export class PerformanceConsultant extends EventEmitter {
     } finally {
       this.busy = false;
     }
+  }
+
+  private topOf(n: SearchNode): SearchNode {
+    let p = n;
+    while (p.parent !== null) p = this.nodes[p.parent - 1];
+    return p;
+  }
+
+  /** A whole-program hypothesis false for the last PHASE_END windows: its phase is over. */
+  private phaseOver(top: SearchNode): boolean {
+    const last = top.tests.slice(-PHASE_END);
+    return last.length === PHASE_END && last.every((t) => !t.verdict);
   }
 
   /** Is the node's top-level hypothesis true now (its refinements are wanted)? */
@@ -270,6 +346,46 @@ export class PerformanceConsultant extends EventEmitter {
     }
   }
 
+  /** Stack samples of a node's thread: how many, and in how many its function (module: "<module>/") was. */
+  private sampled(n: SearchNode): { samples: number; hits: number; thread: string } {
+    const parts = splitFocus(n.focus);
+    const label = parts.find((p) => p.startsWith('/Thread/'))?.split('/')[3] ?? 'main';
+    const code = parts.find((p) => p.startsWith('/Code/'))!.slice(6);
+    const st = this.session.stackSamples(label);
+    const isModule = this.nodes[n.parent! - 1].focus.split(',').every((p) => !p.startsWith('/Code/'));
+    // a method by its own name, as stack samples know it
+    const key = isModule ? `${code}/` : code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
+    return { samples: st.samples, hits: st.hits.get(key) ?? 0, thread: `${this.session.pid}/${label}` };
+  }
+
+  /**
+   * For a hypothesis that holds only where its code is on the stack, the
+   * runtime's stack samples (one per sample, taken by inspector interrupt)
+   * decide a module by the share of samples it was on the stack in: timers in
+   * every function of a large module would cost far over any limit, and its
+   * functions are measured one by one anyway.
+   */
+  private bySamples(n: SearchNode): 'wait' | 'test' | 'decided' {
+    if (!this.hyp(n).onStack) return 'test';
+    const isModule = this.nodes[n.parent! - 1].focus.split(',').every((p) => !p.startsWith('/Code/'));
+    if (isModule) {
+      const { samples, hits, thread } = this.sampled(n);
+      if (samples < MODULE_SAMPLES) return 'wait';
+      const t = this.now();
+      n.value = hits / samples;
+      n.thread = thread;
+      n.tests.push({ from: 0, to: t, value: n.value, verdict: n.value >= n.threshold });
+      n.state = n.value >= n.threshold ? 'true' : 'false';
+      n.note = `decided from ${samples} stack samples (on the stack in ${hits})`;
+      this.emit('node', n);
+      return 'decided';
+    }
+    // A function is not decided by samples: they come by interrupt, which V8 takes
+    // only at function entries and loop back edges, so a small inlined function is
+    // never caught in one. Samples only order the tests (most often caught first).
+    return 'test';
+  }
+
   /** The program's functions (not Node's own), fetched at most once a second (code keeps loading). */
   private async functions(): Promise<{ module: string; line: number; function: string; thread: string }[]> {
     const t = this.now();
@@ -289,6 +405,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (t - prev.t < Math.min(0.5, this.testSeconds)) return undefined;
     let observed = 0;
     for (const [k, v] of totals) observed = Math.max(observed, (v - (prev.totals.get(k) ?? 0)) / (t - prev.t));
+    if (Number.isFinite(this.limit)) this.debt = Math.max(0, this.debt + (observed - this.limit) * (t - prev.t));
     this.costStart = { t, totals };
     const predicted = this.active.reduce((x, a) => x + a.staticCost, 0);
     if (predicted > 1e-6 && observed > 0) {
@@ -301,47 +418,91 @@ export class PerformanceConsultant extends EventEmitter {
 
   /**
    * Over the limit: the newest test goes and waits to be tried again. A test
-   * over the limit by itself stays (it cannot be made cheaper) and is paid
-   * for by a pause after it, so that the cost averaged over both is the limit.
+   * over the limit by itself stays (it cannot be made cheaper), shortened; the
+   * cost over the limit is paid back by a pause in testing (see debt).
    */
   private async regulate(observed: number): Promise<void> {
+    if (observed > this.limit) this.ramp = 4;
+    else if (this.startedSince > 0) this.ramp = Math.min(1024, this.ramp * 2);
+    this.startedSince = 0;
     if (observed <= this.limit) return;
     const optional = this.active.filter((a) => !a.permanent);
     const newest = optional[optional.length - 1];
     if (!newest) return;
+    if (observed > 2 * this.limit && optional.length > 2) {
+      // far over: the newer half goes at once
+      for (const a of optional.slice(Math.floor(optional.length / 2))) await this.takeOut(a, observed);
+      return;
+    }
     if (optional.length === 1) {
+      // a short test of a dear function still sees many calls: shorten it, and the pause after
+      if (!newest.alone) newest.seconds = Math.max(MIN_TEST, this.testSeconds * this.limit / observed);
       newest.alone = true;
       return;
     }
-    this.active.splice(this.active.indexOf(newest), 1);
-    await this.manager.disable(newest.inst);
-    newest.node.state = 'waiting';
-    newest.node.note = `taken out: observed cost ${(100 * observed).toFixed(1)}% over the ${(100 * this.limit).toFixed(1)}% limit`;
-    this.emit('node', newest.node);
+    await this.takeOut(newest, observed);
   }
 
-  /** After a test alone over the limit: pause so that its cost averaged over test and pause is the limit. */
-  private pauseAfter(a: Active, t: number): void {
-    const during = this.costTrace.filter((x) => x.t > a.startedAt && x.t <= t);
-    const cost = during.length ? during.reduce((x, y) => x + y.observed, 0) / during.length : 0;
-    if (cost <= this.limit) return;
-    this.quietUntil = t + (t - a.startedAt) * (cost / this.limit - 1);
-    a.node.note = `tested alone at ${(100 * cost).toFixed(1)}% cost, then ${(this.quietUntil - t).toFixed(1)} s without tests`;
+  /** A test's instrumentation goes. */
+  private async end(a: Active): Promise<void> {
+    this.active.splice(this.active.indexOf(a), 1);
+    await this.manager.disable(a.inst);
+    if (a.calls) await this.manager.disable(a.calls.inst);
+  }
+
+  private async takeOut(a: Active, observed: number): Promise<void> {
+    await this.end(a);
+    a.node.state = 'waiting';
+    a.node.note = `taken out: observed cost ${(100 * observed).toFixed(1)}% over the ${(100 * this.limit).toFixed(1)}% limit`;
+    this.emit('node', a.node);
+  }
+
+  /**
+   * Two function tests of a hypothesis that counts callees, one function
+   * caught running under the other in a stack sample: the outer one's time
+   * would take in the inner one's instrumentation, so they are not tested at once.
+   */
+  private nested(a: SearchNode, b: SearchNode): boolean {
+    if (a.hypothesis !== b.hypothesis || !this.hyp(a).inclusive || !this.isFunction(a) || !this.isFunction(b)) return false;
+    const parts = (n: SearchNode) => splitFocus(n.focus);
+    const thread = (n: SearchNode) => parts(n).find((p) => p.startsWith('/Thread/'))?.split('/')[3] ?? 'main';
+    if (thread(a) !== thread(b)) return false;
+    const key = (n: SearchNode) => parts(n).find((p) => p.startsWith('/Code/'))!.slice(6).replace(/\/[^/]*\.([^./]*)$/, '/$1');
+    const above = this.session.stackSamples(thread(a)).above;
+    return !!(above.get(key(a))?.has(key(b)) || above.get(key(b))?.has(key(a)));
   }
 
   /** Start waiting tests, breadth first, while their predicted cost fits under the limit. */
   private async admit(): Promise<void> {
-    if (this.now() < this.quietUntil) return;
-    const queue = this.nodes.filter((n) => (n.state === 'unknown' || n.state === 'waiting') && n.parent !== null && this.live(n));
+    if (this.debt > 0) return;
+    let budget = this.ramp;
+    const waiting = (n: SearchNode) => (n.state === 'unknown' || n.state === 'waiting') && n.parent !== null && this.live(n);
+    const isCode = (n: SearchNode) => splitFocus(n.focus).some((p) => p.startsWith('/Code/'));
+    const queue = this.nodes.filter(waiting).filter((n) => !isCode(n) || this.bySamples(n) === 'test');
+    // breadth first; among the functions of a module, the most often sampled first
+    const depth = (n: SearchNode): number => (n.parent === null ? 0 : 1 + depth(this.nodes[n.parent - 1]));
+    const hits = (n: SearchNode) => (this.hyp(n).onStack && isCode(n) ? this.sampled(n).hits : 0);
+    queue.sort((a, b) => depth(a) - depth(b) || hits(b) - hits(a) || a.id - b.id);
     for (const n of queue) {
       const running = this.active.filter((a) => !a.permanent);
       if (running.length >= this.maxTests || running.some((a) => a.alone)) return;
+      if (running.some((a) => this.nested(a.node, n))) continue;
       const committed = this.active.reduce((x, a) => x + a.staticCost * this.factor, 0);
       const p = (await this.manager.predict(this.metricOf(n), n.focus, this.factor)).cost;
       n.predictedCost = p;
-      if (committed + p <= this.limit) { await this.begin(n); continue; }
+      if (committed + p <= this.limit) {
+        if (budget-- <= 0) return;
+        this.startedSince++;
+        await this.begin(n);
+        continue;
+      }
       // over the limit by itself: tested alone, with a pause after it
-      if (!running.length) { await this.begin(n); const a = this.active[this.active.length - 1]; if (a?.node === n) a.alone = true; return; }
+      if (!running.length) {
+        await this.begin(n);
+        const a = this.active[this.active.length - 1];
+        if (a?.node === n) { a.alone = true; a.seconds = Math.max(MIN_TEST, this.testSeconds * this.limit / p); }
+        return;
+      }
       if (n.state !== 'waiting') { n.state = 'waiting'; this.emit('node', n); }
       return;
     }

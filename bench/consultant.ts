@@ -1,0 +1,155 @@
+// 9. The Performance Consultant under the cost limit (the cost-system paper's
+// section 5 and Figure 4): (a) search time on the demos with the cost limit,
+// with a fixed limit of three tests at once, and with no limit, and the
+// observed cost while searching; (b) the slowdown of a workload under a full
+// search with --max-overhead 5% and with no limit, against the same workload
+// run bare in the same benchmark.
+import { diagnose } from '../src/consultant/diagnose';
+import type { Diagnosis } from '../src/consultant/report';
+import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
+import { spawnSync } from 'child_process';
+import * as path from 'path';
+
+const DEMOS: { name: string; planted: (d: Diagnosis, heavy?: string) => boolean }[] = [
+  { name: 'cpu-bound', planted: (d) => d.bottlenecks.find((b) => b.hypothesis === 'cpu_bound')?.focus === '/Code/cpu-bound.js/hashRecord' },
+  { name: 'async-wait', planted: (d) => d.bottlenecks.find((b) => b.hypothesis === 'waiting')?.focus === '/Code/async-wait.js/fetchProfile' },
+  { name: 'worker-imbalance', planted: (d, heavy) => d.bottlenecks.find((b) => b.hypothesis === 'cpu_bound')?.focus === `/Code/worker-imbalance.js/crunch,/Thread/${d.pid}/${heavy}` },
+];
+
+const MODES: { label: string; maxOverhead: number; maxTests?: number }[] = [
+  { label: '5% cost limit', maxOverhead: 0.05 },
+  { label: '3 tests at once', maxOverhead: Infinity, maxTests: 3 },
+  { label: 'unlimited', maxOverhead: Infinity },
+];
+
+const sd = (xs: number[]) => { const m = xs.reduce((a, b) => a + b, 0) / (xs.length || 1); return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length || 1)); };
+const pct = (x: number) => `${fmt(100 * x, 1)}%`;
+
+async function searchDemo(name: string, mode: typeof MODES[number]): Promise<{ d: Diagnosis; heavy?: string }> {
+  let stderr = '';
+  const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '120'] }, {
+    cwd: path.join(ROOT, 'demo'), stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, durationSeconds: 90,
+    onStart: (c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { stderr += x; }); s.child!.stdout!.resume(); c.once('complete', () => undefined); },
+  });
+  session.child?.kill();
+  return { d: diagnosis, heavy: /heavy worker: thread (\d+)/.exec(stderr)?.[1] };
+}
+
+/**
+ * The workload's repetitions (ms each, and when each ended): bare, or launched
+ * under a diagnosis; with it, the search's span in epoch ms.
+ */
+async function workload(reps: number, mode?: typeof MODES[number]): Promise<{ reps: { ms: number; at: number }[]; span?: [number, number]; d?: Diagnosis }> {
+  const args = ['work.js', 'esprima', String(reps)];
+  const parse = (text: string) => [...text.matchAll(/^rep (\S+) (\d+)$/gm)].map((m) => ({ ms: Number(m[1]), at: Number(m[2]) }));
+  const env = { ...process.env, WORK_STAMPS: '1' };
+  if (!mode) return { reps: parse(spawnSync(process.execPath, args, { cwd: TARGETS, encoding: 'utf8', env }).stderr) };
+  let err = '', t0 = 0;
+  const saved = process.env.WORK_STAMPS;
+  process.env.WORK_STAMPS = '1';
+  try {
+    const { diagnosis } = await diagnose({ command: [process.execPath, ...args] }, {
+      cwd: TARGETS, stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, durationSeconds: 3600,
+      onStart: (_c, s) => { t0 = Date.now(); s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { err += x; }); s.child!.stdout!.resume(); },
+    });
+    const end = t0 + 1000 * (diagnosis.searchSeconds ?? diagnosis.durationSeconds);
+    return { reps: parse(err), span: [t0, end], d: diagnosis };
+  } finally {
+    if (saved === undefined) delete process.env.WORK_STAMPS; else process.env.WORK_STAMPS = saved;
+  }
+}
+
+/**
+ * esprima parsing its own source under V8's sampling profiler (in-process, the
+ * same run): the function the consultant names CPU-bound, and its rank in the
+ * profiler's list by self time.
+ */
+async function againstProfiler(limit: number): Promise<{ named: string; rank: number; top: string[]; search: number | null }> {
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'profiled-parse.js'] }, {
+    cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], thresholds: { cpu_bound: 0.1 }, maxOverhead: limit,
+    onStart: (_c, s) => { s.child!.stderr!.resume(); },
+  });
+  let out = '';
+  const child = session.child!;
+  child.stdout!.setEncoding('utf8').on('data', (x: string) => { out += x; });
+  const exited = new Promise((r) => child.once('exit', r));
+  child.stdin!.write('stop\n');
+  await exited;
+  const top = JSON.parse(/^profile (.*)$/m.exec(out)![1]) as { name: string; line: number }[];
+  const named = d.bottlenecks.find((b) => b.hypothesis === 'cpu_bound' && b.source && /esprima\.js:\d+$/.test(b.source));
+  const line = named ? Number(/:(\d+)$/.exec(named.source!)![1]) : -1;
+  return { named: named ? named.focus.slice(named.focus.lastIndexOf('/') + 1) : '(none)', rank: top.findIndex((f) => f.line === line) + 1, top: top.slice(0, 4).map((f) => f.name), search: d.searchSeconds };
+}
+
+export async function benchConsultant(opts: BenchOptions): Promise<Section> {
+  const body: string[] = [];
+  const runs = opts.quick ? 1 : 3;
+  const rows: string[][] = [];
+  for (const demo of DEMOS) {
+    for (const mode of MODES) {
+      const times: number[] = [], avg: number[] = [], max: number[] = [], dev: number[] = [];
+      let named = 0, done = 0;
+      for (let r = 0; r < runs; r++) {
+        progress(`consultant: ${demo.name}, ${mode.label}, run ${r + 1}/${runs}`);
+        const { d, heavy } = await searchDemo(demo.name, mode);
+        if (d.searchSeconds !== null) { times.push(d.searchSeconds); done++; }
+        if (demo.planted(d, heavy)) named++;
+        const obs = d.cost.trace.map((x) => x.observed);
+        avg.push(obs.reduce((a, b) => a + b, 0) / (obs.length || 1));
+        max.push(Math.max(0, ...obs));
+        dev.push(sd(obs));
+      }
+      rows.push([demo.name, mode.label, times.length ? `${fmt(median(times), 1)} (${fmt(Math.min(...times), 1)}-${fmt(Math.max(...times), 1)})` : 'not complete',
+        pct(median(avg)), pct(median(max)), pct(median(dev)), `${named}/${runs}`, `${done}/${runs}`]);
+    }
+  }
+  body.push(`(a) \`paranode diagnose\` (library \`diagnose\`) on each demo, launched; all hypotheses; tests of 1 s. Search time: seconds from the search's start ` +
+    `until every refinement of every true hypothesis is decided, median of ${runs} runs (min-max). C_obs: the observed cost (high bound) per ` +
+    '0.6 s window while searching, as a share of the busiest thread\'s time: median over the runs of its average, maximum and standard deviation. ' +
+    '"3 tests at once": no cost limit, at most three refinements tested at a time; "unlimited": every refinement as soon as its parent holds.', '',
+    table(['demo', 'control', 'search time s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
+
+  const reps = opts.quick ? 60 : 120;
+  const wrows: string[][] = [];
+  const bare: number[] = [];
+  const got = new Map<string, { during: number[]; n: number[]; search: number[]; avg: number[] }>();
+  for (let r = 0; r < runs; r++) {
+    progress(`consultant: workload run ${r + 1}/${runs}: bare`);
+    bare.push(median((await workload(reps)).reps.map((x) => x.ms)));
+    for (const mode of [MODES[0], MODES[2]]) {
+      progress(`consultant: workload run ${r + 1}/${runs}: ${mode.label}`);
+      const w = await workload(reps, mode);
+      // the repetitions that ran while the search did (started after it began, ended before it was complete)
+      const during = w.reps.filter((x) => x.at - x.ms >= w.span![0] && x.at <= w.span![1]).map((x) => x.ms);
+      const g = got.get(mode.label) ?? { during: [], n: [], search: [], avg: [] };
+      got.set(mode.label, g);
+      if (during.length) g.during.push(during.reduce((a, x) => a + x, 0) / during.length);
+      g.n.push(during.length);
+      g.search.push(w.d!.searchSeconds ?? NaN);
+      const obs = w.d!.cost.trace.filter((x) => x.t <= (w.d!.searchSeconds ?? Infinity)).map((x) => x.observed);
+      g.avg.push(obs.reduce((a, x) => a + x, 0) / (obs.length || 1));
+    }
+  }
+  const b = median(bare);
+  wrows.push(['bare (no paranode)', '', '', fmt(b, 0), '', '']);
+  for (const [label, g] of got) {
+    const t = median(g.during);
+    wrows.push([`full search, ${label}`, fmt(median(g.search), 1), String(median(g.n)), fmt(t, 0), pct(t / b - 1), pct(median(g.avg))]);
+  }
+  body.push('', `(b) \`bench/targets/work.js esprima ${reps}\` (esprima parses its own source again and again; the program times each parse) ` +
+    'launched under a diagnosis with all hypotheses. Rep ms: the mean time of the parses that ran entirely while the search was going on ' +
+    '(from its start until every refinement was decided), against the median parse of the same program run bare; slowdown = that / bare - 1. ' +
+    `Median of ${runs} runs, the modes taking turns.`, '',
+    table(['run', 'search s', 'parses during search', 'rep ms', 'slowdown', 'C_obs avg'], wrows));
+  const prow: string[][] = [];
+  for (let r = 0; r < runs; r++) {
+    progress(`consultant: esprima against V8's profiler, run ${r + 1}/${runs}`);
+    const x = await againstProfiler(0.25);
+    prow.push([String(r + 1), x.named, x.rank ? String(x.rank) : 'not in its top 10', x.top.join(', '), x.search === null ? 'not complete' : fmt(x.search, 1)]);
+  }
+  body.push('', '(c) `test/fixtures/profiled-parse.js`: esprima parses its own source again and again under V8\'s sampling profiler ' +
+    '(an in-process inspector session, 0.5 ms interval) until the search is complete; `diagnose` with `cpu_bound` only, threshold 10%, ' +
+    'limit 25%. The function the report ranks first, and its rank in the profiler\'s list by self time (matched by source line).', '',
+    table(['run', 'named CPU-bound', 'V8 self-time rank', 'V8 top four by self time', 'search s'], prow));
+  return { title: '9. The Performance Consultant under the cost limit (the cost-system paper\'s Figure 4)', body };
+}

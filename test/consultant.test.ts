@@ -1,0 +1,104 @@
+// The Performance Consultant on the demo programs: each run names the planted
+// bottleneck (hypothesis, function, thread) by itself, within the cost limit's
+// search, through the library API and the CLI.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { diagnose } from '../src/consultant/diagnose';
+import type { Diagnosis } from '../src/consultant/report';
+import { CLI, ROOT } from './support/helpers';
+
+const DEMO = path.join(ROOT, 'demo');
+/** the time each search must finish in (seconds from its start) */
+const WITHIN = 30;
+
+/** Diagnose a demo (it runs for 60 s; it is stopped when the diagnosis is done), with its stderr. */
+async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] = {}): Promise<{ d: Diagnosis; pid: number; stderr: string }> {
+  let stderr = '';
+  const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '60'] }, {
+    cwd: DEMO, stdio: 'pipe', ...opts,
+    onStart: (_c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; }); s.child!.stdout!.resume(); },
+  });
+  session.child!.kill();
+  return { d: diagnosis, pid: session.pid, stderr };
+}
+
+const first = (d: Diagnosis, hypothesis: string) => d.bottlenecks.find((b) => b.hypothesis === hypothesis);
+
+test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers explained by it)', async () => {
+  const { d, pid } = await diagnoseDemo('cpu-bound');
+  const b = first(d, 'cpu_bound');
+  assert.ok(b, JSON.stringify(d.bottlenecks));
+  assert.equal(b.focus, '/Code/cpu-bound.js/hashRecord');
+  assert.equal(b.source, 'cpu-bound.js:12');
+  assert.equal(b.thread, `${pid}/main`);
+  assert.ok(b.value >= b.threshold && b.threshold === 0.2);
+  assert.ok(b.interval[0] < b.interval[1]);
+  // its callers held too, and are not reported: the hot path ends in hashRecord
+  for (const caller of ['processBatch', 'step']) {
+    assert.equal(d.searchHistory.find((n) => n.focus === `/Code/cpu-bound.js/${caller}`)?.state, 'true');
+    assert.ok(!d.bottlenecks.some((x) => x.focus.endsWith(`/${caller}`)));
+  }
+  assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+  // the search history graph: every node below the top has a parent that held
+  for (const n of d.searchHistory) if (n.parent !== null) assert.equal(d.searchHistory[n.parent - 1].state, 'true');
+  assert.equal(d.cost.limit, 0.05);
+});
+
+test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at its awaiting callers', async () => {
+  const { d, pid } = await diagnoseDemo('async-wait');
+  const b = first(d, 'waiting');
+  assert.ok(b, JSON.stringify(d.bottlenecks));
+  assert.equal(b.focus, '/Code/async-wait.js/fetchProfile');
+  assert.equal(b.thread, `${pid}/main`);
+  assert.ok(!d.bottlenecks.some((x) => x.hypothesis === 'cpu_bound'), JSON.stringify(d.bottlenecks));
+  for (const caller of ['loadUser', 'loadUsers', 'main']) assert.equal(d.searchHistory.find((n) => n.focus === `/Code/async-wait.js/${caller}`)?.state, 'true');
+  assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+});
+
+test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunch', async () => {
+  const { d, pid, stderr } = await diagnoseDemo('worker-imbalance');
+  const heavy = /heavy worker: thread (\d+)/.exec(stderr)?.[1];
+  assert.ok(heavy, stderr);
+  const b = first(d, 'cpu_bound');
+  assert.ok(b, JSON.stringify(d.bottlenecks));
+  assert.equal(b.focus, `/Code/worker-imbalance.js/crunch,/Thread/${pid}/${heavy}`);
+  // the other workers were tested and found not CPU-bound
+  const threads = d.searchHistory.filter((n) => n.hypothesis === 'cpu_bound' && /^\/Thread\/\d+\/\d+$/.test(n.focus));
+  assert.equal(threads.length, 4);
+  for (const n of threads) assert.equal(n.state, n.focus.endsWith(`/${heavy}`) ? 'true' : 'false', n.focus);
+  assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+});
+
+test('CLI: paranode diagnose -- node app.js prints the ranked report and writes --json', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-')), 'd.json');
+  const r = spawnSync(process.execPath, [CLI, 'diagnose', '--stop', '--hypotheses', 'cpu_bound,waiting', '-t', 'waiting=60%', '--json', json, '--', process.execPath, 'async-wait.js', '60'], { cwd: DEMO, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /search complete after [\d.]+ s/);
+  assert.match(r.stdout, /^ 1\. Waiting/m);
+  assert.match(r.stdout, /at \/Code\/async-wait\.js\/fetchProfile/);
+  assert.match(r.stderr, /TRUE {2}waiting @ \/Code\/async-wait\.js\/fetchProfile/);
+  const d = JSON.parse(fs.readFileSync(json, 'utf8')) as Diagnosis;
+  assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'source', 'thread', 'threshold', 'value']);
+  assert.equal(d.bottlenecks[0].threshold, 0.6);
+  assert.equal(d.bottlenecks[0].source, 'async-wait.js:23');
+  assert.ok(Array.isArray(d.searchHistory) && d.searchHistory.every((n) => ['cpu_bound', 'waiting'].includes(n.hypothesis)));
+  assert.ok(typeof d.cost.observed.avg === 'number' && d.cost.limit === 0.05);
+});
+
+test('CLI: bad diagnose arguments are one-line errors, before any target is touched', () => {
+  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, 'diagnose', ...args], { encoding: 'utf8' });
+  let r = run('--max-overhead', 'lots', '--', 'node', 'x.js');
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /--max-overhead must be a percentage like 5%/);
+  r = run('-t', 'slow=10%', '--', 'node', 'x.js');
+  assert.match(r.stderr, /unknown hypothesis "slow"/);
+  r = run('--hypotheses', 'cpu,waiting', '--', process.execPath, '-e', '0');
+  assert.match(r.stderr, /unknown hypothesis "cpu"/);
+  r = run('attach');
+  assert.match(r.stderr, /usage: paranode diagnose \[options\] attach <pid>/);
+});
+
