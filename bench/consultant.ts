@@ -28,8 +28,9 @@ const pct = (x: number) => `${fmt(100 * x, 1)}%`;
 async function searchDemo(name: string, mode: typeof MODES[number]): Promise<{ d: Diagnosis; heavy?: string }> {
   let stderr = '';
   const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '120'] }, {
-    cwd: path.join(ROOT, 'demo'), stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, durationSeconds: 90,
-    onStart: (c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { stderr += x; }); s.child!.stdout!.resume(); c.once('complete', () => undefined); },
+    // until the search is complete; 90 s at most
+    cwd: path.join(ROOT, 'demo'), stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, signal: AbortSignal.timeout(90_000),
+    onStart: (_c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { stderr += x; }); s.child!.stdout!.resume(); },
   });
   session.child?.kill();
   return { d: diagnosis, heavy: /heavy worker: thread (\d+)/.exec(stderr)?.[1] };

@@ -15,7 +15,7 @@ import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
 import { splitFocus } from '../metrics/focus';
-import { HYPOTHESES, Hypothesis, thresholds as withThresholds } from './hypotheses';
+import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from './hypotheses';
 
 /** the shortest test, seconds (a few samples) */
 const MIN_TEST = 0.6;
@@ -72,7 +72,7 @@ interface Active {
   startedAt: number;
   permanent: boolean;
   staticCost: number;
-  /** over the limit by itself: runs alone, and the search pauses after it (duty cycle) */
+  /** over the limit by itself: runs alone, shortened (the debt it runs up pauses the search after it) */
   alone?: boolean;
   /** how long it observes (a test over the limit by itself is shortened) */
   seconds: number;
@@ -120,7 +120,7 @@ export class PerformanceConsultant extends EventEmitter {
     this.maxTests = opts.maxTests ?? Infinity;
     this.testSeconds = opts.testSeconds ?? 1;
     this.thresholds = withThresholds({ instrumentation: Number.isFinite(this.limit) ? this.limit : 0.05, ...opts.thresholds });
-    this.hyps = opts.hypotheses ? opts.hypotheses.map((n) => { const h = HYPOTHESES.find((x) => x.name === n); if (!h) throw new Error(`unknown hypothesis "${n}" (known: ${HYPOTHESES.map((x) => x.name).join(', ')})`); return h; }) : [...HYPOTHESES];
+    this.hyps = opts.hypotheses ? opts.hypotheses.map(hypothesis) : [...HYPOTHESES];
   }
 
   private get session(): Session { return this.manager.sessions[0]; }
