@@ -271,8 +271,15 @@ export class Session extends EventEmitter {
   async resources(glob = '/Code/**'): Promise<Resource[]> {
     const re = new RegExp(codeGlobToRegex(glob));
     const out: Resource[] = [];
-    for (const t of this.threads.values()) {
-      const prepared = await t.runtimeScripts(re.source, builtinModuleMatch(glob));
+    for (const t of [...this.threads.values()]) {
+      let prepared: Awaited<ReturnType<TargetThread['runtimeScripts']>>;
+      try {
+        prepared = await t.runtimeScripts(re.source, builtinModuleMatch(glob));
+      } catch (e) {
+        // a worker that has just ended has no resources any more
+        if (e instanceof TargetGoneError && t !== this.main) continue;
+        throw e;
+      }
       const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
         const module = f.module ?? scriptModule;
         if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });

@@ -2,6 +2,7 @@
 // is complete (or a duration, the target's exit, or stop()), and return the
 // ranked diagnosis. The target is detached from (left running) at the end.
 import { Session, SessionOptions } from '../api/session';
+import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { hypothesis, thresholds } from './hypotheses';
@@ -38,7 +39,12 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   try {
     opts.onStart?.(c, s);
     s.startSampling(opts.intervalMs ?? 200);
-    await c.start();
+    try {
+      await c.start();
+    } catch (e) {
+      // a target that exits while the search starts: the diagnosis covers what there was
+      if (!(e instanceof TargetGoneError)) throw e;
+    }
     await new Promise<void>((resolve, reject) => {
       const done = () => { clearTimeout(timer); resolve(); };
       const timer = opts.durationSeconds ? setTimeout(done, opts.durationSeconds * 1000) : undefined;

@@ -11,6 +11,7 @@
 // test is taken out again (the cost-system paper, section 5).
 import { EventEmitter } from 'events';
 import type { Session } from '../api/session';
+import { TargetGoneError } from '../inspector/cdp';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
@@ -277,7 +278,8 @@ export class PerformanceConsultant extends EventEmitter {
       if (!pending && judged && this.completeAt === undefined) { this.completeAt = t; this.emit('complete'); }
       this.emit('tick');
     } catch (e) {
-      if (!this.stopped) this.emit('error', e);
+      // a target that exits mid-search ends it through its exit; what was found stays
+      if (!this.stopped && !(e instanceof TargetGoneError)) this.emit('error', e);
     } finally {
       this.busy = false;
     }
