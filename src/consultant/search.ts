@@ -92,8 +92,11 @@ export class PerformanceConsultant extends EventEmitter {
   private readonly t0 = Date.now();
   private busy = false;
   private stopped = false;
-  /** observed over static-predicted cost of what is in place: corrects later predictions */
+  /** observed over predicted cost of what was in place (reported; predictions use counted entry rates instead) */
   factor = 1;
+  /** entries per second of functions counted by their tests ("<module>/<function>"): later predictions use them */
+  private readonly rates = new Map<string, number>();
+  private readonly known = (r: { module: string; function: string }) => this.rates.get(`${r.module}/${r.function}`);
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
@@ -179,7 +182,7 @@ export class PerformanceConsultant extends EventEmitter {
 
   private async begin(node: SearchNode, permanent = false): Promise<void> {
     const metric = this.metricOf(node);
-    const staticCost = (await this.manager.predict(metric, node.focus)).cost;
+    const staticCost = (await this.manager.predict(metric, node.focus, 1, this.known)).cost;
     try {
       const notes = this.session.notes.length;
       const inst = await this.manager.enable(metric, node.focus);
@@ -227,6 +230,13 @@ export class PerformanceConsultant extends EventEmitter {
     const t = this.now();
     if (!a.start || t - a.start.t <= 0) { a.node.state = 'unknown'; a.node.note = 'not measured long enough'; return; }
     const fr = this.fractions(a, t);
+    if (a.calls) {
+      // the function's entry rate, counted: its later predictions use it
+      const code = splitFocus(a.node.focus).find((p) => p.startsWith('/Code/'))!.slice(6);
+      let n = 0;
+      for (const [k, v] of a.calls.inst.threadTotals()) n += v - (a.calls.start?.get(k) ?? 0);
+      this.rates.set(code, n / (t - a.start.t));
+    }
     const thread = splitFocus(a.node.focus).find((p) => p.startsWith('/Thread/'))?.slice('/Thread/'.length);
     let value = 0, at: string | undefined;
     for (const [k, v] of fr) if ((!thread || k === thread) && (at === undefined || v > value)) { value = v; at = k; }
@@ -414,7 +424,7 @@ export class PerformanceConsultant extends EventEmitter {
       const ratio = Math.min(1e4, Math.max(1e-2, observed / predicted));
       this.factor = Math.sqrt(this.factor * ratio);
     }
-    this.costTrace.push({ t, observed, predicted: predicted * this.factor, tests: this.active.filter((a) => !a.permanent).length });
+    this.costTrace.push({ t, observed, predicted, tests: this.active.filter((a) => !a.permanent).length });
     return observed;
   }
 
@@ -459,21 +469,6 @@ export class PerformanceConsultant extends EventEmitter {
     this.emit('node', a.node);
   }
 
-  /**
-   * Two function tests of a hypothesis that counts callees, one function
-   * caught running under the other in a stack sample: the outer one's time
-   * would take in the inner one's instrumentation, so they are not tested at once.
-   */
-  private nested(a: SearchNode, b: SearchNode): boolean {
-    if (a.hypothesis !== b.hypothesis || !this.hyp(a).inclusive || !this.isFunction(a) || !this.isFunction(b)) return false;
-    const parts = (n: SearchNode) => splitFocus(n.focus);
-    const thread = (n: SearchNode) => parts(n).find((p) => p.startsWith('/Thread/'))?.split('/')[3] ?? 'main';
-    if (thread(a) !== thread(b)) return false;
-    const key = (n: SearchNode) => parts(n).find((p) => p.startsWith('/Code/'))!.slice(6).replace(/\/[^/]*\.([^./]*)$/, '/$1');
-    const above = this.session.stackSamples(thread(a)).above;
-    return !!(above.get(key(a))?.has(key(b)) || above.get(key(b))?.has(key(a)));
-  }
-
   /** Start waiting tests, breadth first, while their predicted cost fits under the limit. */
   private async admit(): Promise<void> {
     if (this.debt > 0) return;
@@ -488,9 +483,9 @@ export class PerformanceConsultant extends EventEmitter {
     for (const n of queue) {
       const running = this.active.filter((a) => !a.permanent);
       if (running.length >= this.maxTests || running.some((a) => a.alone)) return;
-      if (running.some((a) => this.nested(a.node, n))) continue;
-      const committed = this.active.reduce((x, a) => x + a.staticCost * this.factor, 0);
-      const p = (await this.manager.predict(this.metricOf(n), n.focus, this.factor)).cost;
+      // one very hot function must not make every other prediction dear: no global factor here
+      const committed = this.active.reduce((x, a) => x + a.staticCost, 0);
+      const p = (await this.manager.predict(this.metricOf(n), n.focus, 1, this.known)).cost;
       n.predictedCost = p;
       if (committed + p <= this.limit) {
         if (budget-- <= 0) return;

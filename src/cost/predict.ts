@@ -1,8 +1,8 @@
 // Predicted cost (section 3.1 of the cost-system paper): before a request is
 // inserted, each point it would instrument costs its handler's calibrated cost
 // times the point's expected frequency. Frequencies start from static estimates
-// by point kind; the caller corrects them with a factor learned from what the
-// running program shows (observed against predicted cost of what is in place).
+// by point kind; what the running program shows corrects them: a function's
+// entry rate once it has been counted, or a factor over the static estimates.
 import type { Resource, Session } from '../api/session';
 import type { Placement, Plan } from '../mdl/evaluate';
 import { Calibration, classCost } from './calibration';
@@ -32,9 +32,12 @@ export function snippetClass(snippet: string, how: 'slot' | 'wrap' | 'breakpoint
 
 const mechanismOf = (r: Resource): 'slot' | 'wrap' | 'breakpoint' => (r.prepared === 'wrap' ? 'wrap' : r.prepared === 'breakpoint' ? 'breakpoint' : 'slot');
 
-/** Runs per second of one placement over one function, by the static estimates. */
-function staticRuns(p: Placement, r: Resource): number {
-  const entry = r.module.startsWith('node:') ? STATIC_BUILTIN : STATIC_ENTRY;
+/** Entries per second of a function when known from the running program (undefined: not known). */
+export type EntryRate = (r: Resource) => number | undefined;
+
+/** Runs per second of one placement over one function: the function's known entry rate, else the static estimate. */
+function runsOf(p: Placement, r: Resource, known?: EntryRate): number {
+  const entry = known?.(r) ?? (r.module.startsWith('node:') ? STATIC_BUILTIN : STATIC_ENTRY);
   const kind = p.point.startsWith('call') ? 'call' : p.point;
   if (kind === 'entry' || kind === 'exit') return entry;
   if (kind === 'throw') return entry / 100;
@@ -53,9 +56,10 @@ export interface Prediction {
 /**
  * The predicted cost of a plan in one session: its own placements and its
  * constraint flags' (`flagsPlaced`: flags already in place cost nothing more).
- * `factor` scales the static frequencies (the correction learned at run time).
+ * `known` gives functions' counted entry rates; `factor` scales the static
+ * estimates of the others.
  */
-export async function predictPlan(plan: Plan, s: Session, cal: Calibration, factor = 1, flagsPlaced: (key: string) => boolean = () => false): Promise<Prediction> {
+export async function predictPlan(plan: Plan, s: Session, cal: Calibration, factor = 1, flagsPlaced: (key: string) => boolean = () => false, known?: EntryRate): Promise<Prediction> {
   const all = [...plan.placements, ...plan.flags.filter((f) => !flagsPlaced(f.key)).flatMap((f) => f.placements)];
   const cache = new Map<string, Resource[]>();
   let cost = 0, points = 0;
@@ -63,7 +67,7 @@ export async function predictPlan(plan: Plan, s: Session, cal: Calibration, fact
     let rs = cache.get(p.resource);
     if (!rs) cache.set(p.resource, (rs = await s.resources(p.resource)));
     for (const r of rs) {
-      const runs = staticRuns(p, r) * factor;
+      const runs = runsOf(p, r, known) * (known?.(r) !== undefined ? 1 : factor);
       if (!runs) continue;
       points += p.point === 'entry' ? 1 : r.points.filter((x) => x.kind === (p.point.startsWith('call') ? 'call' : p.point)).length;
       cost += runs * classCost(cal, snippetClass(p.snippet, mechanismOf(r)))[1] / 1e9;

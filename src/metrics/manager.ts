@@ -7,7 +7,7 @@
 import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
 import { calibration, Calibration } from '../cost/calibration';
-import { predictPlan, Prediction } from '../cost/predict';
+import { EntryRate, predictPlan, Prediction } from '../cost/predict';
 import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
@@ -346,10 +346,11 @@ export class MetricManager extends EventEmitter {
 
   /**
    * The predicted cost of enabling one metric for one focus (no globs), before
-   * anything is placed: 0 if an identical request is in place. `factor` scales
-   * the static point frequencies (see cost/predict).
+   * anything is placed: 0 if an identical request is in place. `known` gives
+   * functions' counted entry rates, `factor` scales the static estimates of the
+   * others (see cost/predict).
    */
-  async predict(metric: string, focus = '', factor = 1): Promise<Prediction> {
+  async predict(metric: string, focus = '', factor = 1, known?: EntryRate): Promise<Prediction> {
     const m = this.library.metric(metric);
     if (this.instances.has(key(metric, focus))) return { cost: 0, points: 0 };
     const parts = await resolveFocus(focus, this.sessions);
@@ -358,7 +359,7 @@ export class MetricManager extends EventEmitter {
     for (const s of this.sessions) {
       const plan = planRequest(this.library, m, parts, '_pnm0', (fk) => this.flagsFor(s).get(fk)?.variable ?? '_pnk0');
       if (!scopeIn(plan, s)) continue;
-      const p = await predictPlan(plan, s, cal, factor, (fk) => this.flagsFor(s).has(fk));
+      const p = await predictPlan(plan, s, cal, factor, (fk) => this.flagsFor(s).has(fk), known);
       out.cost += p.cost;
       out.points += p.points;
     }
