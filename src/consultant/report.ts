@@ -2,6 +2,7 @@
 // graph (true, with no true refinement), most important (largest share of a
 // thread's time) first, each with the interval it held in and its source.
 import { hypothesis } from './hypotheses';
+import { PHASE_END } from './search';
 import type { PerformanceConsultant, SearchNode, TestRecord } from './search';
 
 export interface Bottleneck {
@@ -39,14 +40,16 @@ export interface Diagnosis {
   durationSeconds: number;
 }
 
-/** Runs of consecutive true windows. */
+/** Runs of true windows; a dip of fewer than PHASE_END false windows does not end a phase. */
 function phasesOf(tests: TestRecord[]): [number, number][] {
   const out: [number, number][] = [];
+  let falses = PHASE_END;
   for (const t of tests) {
-    if (!t.verdict) continue;
+    if (!t.verdict) { falses++; continue; }
     const last = out[out.length - 1];
-    if (last && Math.abs(last[1] - t.from) < 1e-6) last[1] = t.to;
+    if (last && falses < PHASE_END) last[1] = t.to;
     else out.push([t.from, t.to]);
+    falses = 0;
   }
   return out;
 }

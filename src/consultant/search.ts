@@ -21,7 +21,7 @@ import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from
 /** the shortest test, seconds (a few samples) */
 const MIN_TEST = 0.6;
 /** windows a whole-program hypothesis must stay false for its phase to be over */
-const PHASE_END = 3;
+export const PHASE_END = 3;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
 /** stack samples a module's share is judged from */
@@ -271,7 +271,8 @@ export class PerformanceConsultant extends EventEmitter {
         this.conclude(a);
         if (a.permanent) {
           // a whole-program node is judged every window; a new true phase searches again
-          if (a.node.state === 'true' && before !== 'true') this.refresh(a.node);
+          // (after a dip of fewer windows the phase goes on: its search resumes where it was)
+          if (a.node.state === 'true' && before !== 'true' && this.phaseOver({ ...a.node, tests: a.node.tests.slice(0, -1) })) this.refresh(a.node);
           continue;
         }
         await this.end(a);
