@@ -6,6 +6,7 @@ import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { hypothesis, thresholds } from './hypotheses';
+import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { diagnosis, Diagnosis } from './report';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
@@ -71,24 +72,19 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
 async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
   const callees = new Map<string, Set<string>>();
   for (const n of nodes) {
-    const code = n.focus.split(',').find((p) => p.startsWith('/Code/'));
+    const code = codeOf(n.focus);
     if (n.state !== 'true' || !code || callees.has(code)) continue;
     try {
-      const r = (await s.resources(code)).find((x) => x.path === code);
+      const r = (await s.resources(`/Code/${code}`)).find((x) => x.path === `/Code/${code}`);
       if (r) callees.set(code, new Set(r.points.filter((p) => p.kind === 'call' && p.callee).map((p) => p.callee!.replace(/^.*\./, ''))));
     } catch { /* the target is gone: no pruning */ }
   }
-  const codeOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Code/'));
-  const threadOf = (n: SearchNode) => n.focus.split(',').find((p) => p.startsWith('/Thread/'));
-  // as stack samples name functions: "<module>/<own name>"
-  const sampleKey = (c: string) => c.slice(6).replace(/\/[^/]*\.([^./]*)$/, '/$1');
   return (a, b) => {
-    const ca = codeOf(a), cb = codeOf(b);
-    if (!ca || !cb || ca === cb || threadOf(a) !== threadOf(b)) return false;
+    const ca = codeOf(a.focus), cb = codeOf(b.focus);
+    if (!ca || !cb || ca === cb || threadOf(a.focus) !== threadOf(b.focus)) return false;
     const name = cb.slice(cb.lastIndexOf('/') + 1).replace(/^.*\./, '');
     if (callees.get(ca)?.has(name)) return true;
     // calls the code does not spell out (callbacks, fn.call(this)) show in stack samples
-    const label = threadOf(a)?.split('/')[3] ?? 'main';
-    return s.stackSamples(label).above.get(sampleKey(ca))?.has(sampleKey(cb)) ?? false;
+    return s.stackSamples(threadLabel(a.focus)).above.get(sampleKey(ca))?.has(sampleKey(cb)) ?? false;
   };
 }

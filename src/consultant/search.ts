@@ -16,6 +16,7 @@ import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
 import { splitFocus } from '../metrics/focus';
+import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from './hypotheses';
 
 /** the shortest test, seconds (a few samples) */
@@ -177,7 +178,7 @@ export class PerformanceConsultant extends EventEmitter {
   private hyp(node: SearchNode): Hypothesis { return this.hyps.find((h) => h.name === node.hypothesis)!; }
   private metricOf(node: SearchNode): string {
     const h = this.hyp(node);
-    return splitFocus(node.focus).some((p) => p.startsWith('/Code/')) ? h.codeMetric! : h.metric;
+    return codeOf(node.focus) !== undefined ? h.codeMetric! : h.metric;
   }
 
   private async begin(node: SearchNode, permanent = false): Promise<void> {
@@ -223,7 +224,7 @@ export class PerformanceConsultant extends EventEmitter {
   }
 
   private isFunction(n: SearchNode): boolean {
-    return n.parent !== null && splitFocus(this.nodes[n.parent - 1].focus).some((p) => p.startsWith('/Code/'));
+    return n.parent !== null && codeOf(this.nodes[n.parent - 1].focus) !== undefined;
   }
 
   private conclude(a: Active, partial = false): void {
@@ -232,12 +233,12 @@ export class PerformanceConsultant extends EventEmitter {
     const fr = this.fractions(a, t);
     if (a.calls) {
       // the function's entry rate, counted: its later predictions use it
-      const code = splitFocus(a.node.focus).find((p) => p.startsWith('/Code/'))!.slice(6);
+      const code = codeOf(a.node.focus)!;
       let n = 0;
       for (const [k, v] of a.calls.inst.threadTotals()) n += v - (a.calls.start?.get(k) ?? 0);
       this.rates.set(code, n / (t - a.start.t));
     }
-    const thread = splitFocus(a.node.focus).find((p) => p.startsWith('/Thread/'))?.slice('/Thread/'.length);
+    const thread = threadOf(a.node.focus);
     let value = 0, at: string | undefined;
     for (const [k, v] of fr) if ((!thread || k === thread) && (at === undefined || v > value)) { value = v; at = k; }
     const verdict = value >= a.node.threshold;
@@ -346,7 +347,7 @@ export class PerformanceConsultant extends EventEmitter {
       return;
     }
     if (!h.codeMetric) return;
-    const label = thread?.split('/')[3] ?? 'main';
+    const label = threadLabel(n.focus);
     const fns = (await this.functions()).filter((r) => r.thread === label);
     const join = (c: string) => [c, thread].filter(Boolean).join(',');
     if (!code) {
@@ -361,14 +362,10 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** Stack samples of a node's thread: how many, and in how many its function (module: "<module>/") was. */
   private sampled(n: SearchNode): { samples: number; hits: number; thread: string } {
-    const parts = splitFocus(n.focus);
-    const label = parts.find((p) => p.startsWith('/Thread/'))?.split('/')[3] ?? 'main';
-    const code = parts.find((p) => p.startsWith('/Code/'))!.slice(6);
+    const label = threadLabel(n.focus);
+    const code = codeOf(n.focus)!;
     const st = this.session.stackSamples(label);
-    const isModule = this.nodes[n.parent! - 1].focus.split(',').every((p) => !p.startsWith('/Code/'));
-    // a method by its own name, as stack samples know it
-    const key = isModule ? `${code}/` : code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
-    return { samples: st.samples, hits: st.hits.get(key) ?? 0, thread: `${this.session.pid}/${label}` };
+    return { samples: st.samples, hits: st.hits.get(this.isFunction(n) ? sampleKey(code) : `${code}/`) ?? 0, thread: `${this.session.pid}/${label}` };
   }
 
   /**
@@ -380,8 +377,7 @@ export class PerformanceConsultant extends EventEmitter {
    */
   private bySamples(n: SearchNode): 'wait' | 'test' | 'decided' {
     if (!this.hyp(n).onStack) return 'test';
-    const isModule = this.nodes[n.parent! - 1].focus.split(',').every((p) => !p.startsWith('/Code/'));
-    if (isModule) {
+    if (!this.isFunction(n)) {
       const { samples, hits, thread } = this.sampled(n);
       if (samples < MODULE_SAMPLES) return 'wait';
       const t = this.now();
@@ -475,7 +471,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (this.debt > 0) return;
     let budget = this.ramp;
     const waiting = (n: SearchNode) => (n.state === 'unknown' || n.state === 'waiting') && n.parent !== null && this.live(n);
-    const isCode = (n: SearchNode) => splitFocus(n.focus).some((p) => p.startsWith('/Code/'));
+    const isCode = (n: SearchNode) => codeOf(n.focus) !== undefined;
     const queue = this.nodes.filter(waiting).filter((n) => !isCode(n) || this.bySamples(n) === 'test');
     // breadth first; among the functions of a module, the most often sampled first
     const depth = (n: SearchNode): number => (n.parent === null ? 0 : 1 + depth(this.nodes[n.parent - 1]));

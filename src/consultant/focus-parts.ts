@@ -1,0 +1,14 @@
+// The parts of a search node's focus the consultant reads.
+import { splitFocus } from '../metrics/focus';
+
+/** The /Code part without "/Code/" ("<module>" or "<module>/<function>"), if any. */
+export const codeOf = (focus: string): string | undefined => splitFocus(focus).find((p) => p.startsWith('/Code/'))?.slice(6);
+
+/** The /Thread part as "<pid>/<thread>", if any. */
+export const threadOf = (focus: string): string | undefined => splitFocus(focus).find((p) => p.startsWith('/Thread/'))?.slice(8);
+
+/** The thread label ('main' or a worker id) a focus is in: 'main' without a /Thread part. */
+export const threadLabel = (focus: string): string => threadOf(focus)?.split('/')[1] ?? 'main';
+
+/** A function as stack samples name it: "<module>/<own name>" (a method without its class). */
+export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
