@@ -142,6 +142,39 @@ test('the MDL paper\'s Figure 2, for Node: exactly the snippets of Figure 3, and
   assert.equal(inFoo.value().total, 7);
 });
 
+test('a call site (a function\'s calls to one callee) counts its calls exactly, and its CPU time leaves out the calls of its receiver and arguments', async () => {
+  const { t, s, mm } = await start();
+  const fn = '/Code/metrics-target.js/chain';
+  const calls = await mm.enable('procedure_calls', `${fn}/burn()`);
+  const made = await mm.enable('procedure_calls', `${fn}/burner()`);
+  // chain(20, 5): burner(5).burn(10) 20 times; burn()'s own share is 20 x 10 ms, burner()'s 20 x 5 ms
+  const burn = await mm.enable('cpu_inclusive', `${fn}/burn()`);
+  const burner = await mm.enable('cpu_inclusive', `${fn}/burner()`);
+  const whole = await mm.enable('cpu_inclusive', fn);
+  assert.ok(burn.listing().some((l) => l.includes('/chain/burn().inner')), burn.listing().join('\n'));
+  // a call that throws into a catch of the same function: the next call there, or the exit, stops its timer
+  const thrown = await mm.enable('cpu_inclusive', '/Code/metrics-target.js/trychain/thrower()');
+  const throws = await mm.enable('procedure_calls', '/Code/metrics-target.js/trychain/thrower()');
+  await t.request('chain 20 5', /chained 220\n/);
+  await s.sample();
+  assert.equal(calls.value().total, 20);
+  assert.equal(made.value().total, 20);
+  assert.equal(throws.value().total, 20);
+  const b = burn.value().total, r = burner.value().total, w = whole.value().total;
+  // each 5 or 10 ms burnt is over by up to a scheduler tick (4 ms: the clock it burns by advances at ticks);
+  // burn() with burner()'s time in it would be 0.3 s or more
+  assert.ok(b >= 0.2 && b < 0.28, `burn() ${b} s for 20 x 10 ms`);
+  assert.ok(r >= 0.1 && r < 0.18, `burner() ${r} s for 20 x 5 ms`);
+  assert.ok(b + r <= w, `call sites ${b} + ${r} s within the function's ${w} s`);
+  const th = thrown.value().total;
+  assert.ok(th > 0 && th < 0.05, `thrower() ${th} s`);
+  await new Promise((r) => setTimeout(r, 100));
+  await s.sample();
+  assert.equal(thrown.value().total, th, 'no call-site timer left running after the function returned');
+  await assert.rejects(mm.enable('cpu_inclusive', `${fn}/nothere()`), /unknown call site .*chain makes no call to nothere\(\)/);
+  await assert.rejects(mm.enable('cpu', `${fn}/burn()`), /metric cpu cannot be constrained to a call site/);
+});
+
 test('procedure_calls per function of esprima equals V8\'s precise coverage call counts for the same run', async () => {
   // launched: every function of esprima gets its slots at load
   const s = await Session.launch([process.execPath, path.join(FIXTURES, 'esprima-calls.js')], [], { stdio: 'pipe', cwd: FIXTURES });

@@ -7,6 +7,7 @@
 import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { fileURLToPath } from 'url';
+import { pointMatches } from '../analysis/point-select';
 import { describePoint } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
@@ -300,7 +301,7 @@ export class Runtime {
     for (const f of fns) {
       const fn = rec.analysis.functions[f];
       for (const p of fn.points) {
-        if (!pointMatches(spec.point, p)) continue;
+        if (!pointMatches(spec.point, p, fn.points)) continue;
         const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);
         const key = `${rec.no}:${f}:${slot}`;
         const list = this.at.get(key) ?? [];
@@ -444,6 +445,8 @@ export class Runtime {
     for (const line of text.split('\n')) {
       const m = /^\s+at (?:async )?(?:new )?(.+?) \((.+):\d+:\d+\)$/.exec(line);
       if (!m || m[2].startsWith('node:') || m[2].startsWith(OWN_CODE)) continue;
+      // the runtime's compiled helpers and the tool's evaluations: "eval at <own code>"
+      if (m[2].startsWith('eval at ') && (m[2].includes(OWN_CODE) || /^eval at \S+ \(<anonymous>/.test(m[2]) || !m[2].includes('('))) continue;
       // a stack trace names a method by receiver type ("Parser.nextToken" for
       // Parser.prototype.nextToken): the method's own name is what both sides agree on
       out.add(`${this.moduleName(m[2])}/${m[1].replace(/^.*\./, '')}`);
@@ -554,23 +557,6 @@ function setConstGlobal(name: string, v: unknown): void {
   if (g[name] === v) return;
   delete g[name];
   Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false });
-}
-
-function pointMatches(sel: string, p: ScriptAnalysis['functions'][number]['points'][number]): boolean {
-  switch (sel) {
-    case 'entry': return p.kind === 'entry';
-    case 'exit': return p.kind === 'exit';
-    case 'throw': return p.kind === 'exit' && p.exit === 'throw';
-    case 'calls': return p.kind === 'call';
-    case 'await': return p.kind === 'await';
-    case 'resume': return p.kind === 'resume';
-    default:
-      if (sel.startsWith('call:') && p.kind === 'call' && p.callee) {
-        const want = sel.slice(5);
-        return p.callee === want || p.callee.endsWith('.' + want);
-      }
-      return false;
-  }
 }
 
 /** Install (once per thread) the runtime and the pass-through helpers the slots call. */

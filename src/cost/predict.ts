@@ -3,6 +3,7 @@
 // times the point's expected frequency. Frequencies start from static estimates
 // by point kind; what the running program shows corrects them: a function's
 // entry rate once it has been counted, or a factor over the static estimates.
+import { pointMatches } from '../analysis/point-select';
 import type { Resource, Session } from '../api/session';
 import type { Placement, Plan } from '../mdl/evaluate';
 import { Calibration, classCost } from './calibration';
@@ -38,11 +39,10 @@ export type EntryRate = (r: Resource) => number | undefined;
 /** Runs per second of one placement over one function: the function's known entry rate, else the static estimate. */
 function runsOf(p: Placement, r: Resource, known?: EntryRate): number {
   const entry = known?.(r) ?? (r.module.startsWith('node:') ? STATIC_BUILTIN : STATIC_ENTRY);
-  const kind = p.point.startsWith('call') ? 'call' : p.point;
+  const kind = p.point.startsWith('call') || p.point.startsWith('inner') ? 'call' : p.point;
   if (kind === 'entry' || kind === 'exit') return entry;
   if (kind === 'throw') return entry / 100;
-  const callee = p.point.startsWith('call:') ? p.point.slice(5) : null;
-  const points = r.points.filter((x) => x.kind === kind && (!callee || x.callee === callee)).length;
+  const points = r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
   return points * entry;
 }
 
@@ -69,7 +69,7 @@ export async function predictPlan(plan: Plan, s: Session, cal: Calibration, fact
     for (const r of rs) {
       const runs = runsOf(p, r, known) * (known?.(r) !== undefined ? 1 : factor);
       if (!runs) continue;
-      points += p.point === 'entry' ? 1 : r.points.filter((x) => x.kind === (p.point.startsWith('call') ? 'call' : p.point)).length;
+      points += r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
       cost += runs * classCost(cal, snippetClass(p.snippet, mechanismOf(r)))[1] / 1e9;
     }
   }

@@ -50,7 +50,7 @@ export function codeGlobToRegex(resource: string): string {
 
 /** The snippet context of a point selector. */
 export function pointClass(point: string): 'entry' | 'exit' | 'call' | 'await' | 'resume' {
-  if (point === 'calls' || point.startsWith('call:')) return 'call';
+  if (point === 'calls' || point.startsWith('call:') || point.startsWith('inner:')) return 'call';
   if (point === 'throw') return 'exit';
   return point as 'entry' | 'exit' | 'await' | 'resume';
 }

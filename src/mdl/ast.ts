@@ -62,7 +62,7 @@ export type ListRef =
 /** a resource: $constraint[i] or a foreach variable */
 export type ResourceRef = { kind: 'constraint'; index: number; pos: Pos } | { kind: 'var'; name: string; pos: Pos };
 
-export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'await' | 'resume';
+export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'inner' | 'await' | 'resume';
 
 export interface PointRef { of: ResourceRef; attr: PointAttr; callee?: string; pos: Pos }
 

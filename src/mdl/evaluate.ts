@@ -11,6 +11,8 @@ export class FocusError extends Error {}
 /** One resource of a focus, classified. */
 export type FocusPart =
   | { hierarchy: '/Code'; kind: 'function' | 'module'; path: string }
+  /** the calls a function makes to one callee (by its last name): /Code/<module>/<function>/<callee>() */
+  | { hierarchy: '/Code'; kind: 'callsite'; path: string; fn: string; callee: string }
   | { hierarchy: '/Thread'; path: string; pid: number; thread: string }
   | { hierarchy: '/Process'; path: string; pid: number }
   | { hierarchy: '/Machine'; path: string; host: string }
@@ -45,16 +47,19 @@ export interface Plan {
   processes?: number[];
 }
 
+/** The constraint hierarchy of each level of /Code. */
+const CODE_LEVEL = { module: '/Code', function: '/Code/*', callsite: '/Code/*/*' } as const;
+
 /** Which of the metric's constraints applies to a focus part (or why none does). */
 export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): ConstraintDecl {
-  const want = part.hierarchy === '/Code' ? (part.kind === 'function' ? '/Code/*' : '/Code') : part.hierarchy;
+  const want = part.hierarchy === '/Code' ? CODE_LEVEL[part.kind] : part.hierarchy;
   const allowed = m.constraints.map((c) => lib.constraints.get(c.name)!);
   // a /SyncObject constraint names its kind (/SyncObject/File) and covers its instances
   const c = part.hierarchy === '/SyncObject'
     ? allowed.find((x) => x.hierarchy !== '/SyncObject' && (part.path === x.hierarchy || part.path.startsWith(x.hierarchy + '/')))
     : allowed.find((x) => x.hierarchy === want);
   if (c) return c;
-  const what = part.hierarchy === '/Code' ? `${part.kind === 'function' ? 'a function' : 'a module'} (${want})` : part.hierarchy === '/SyncObject' ? part.path : want;
+  const what = part.hierarchy === '/Code' ? `${part.kind === 'callsite' ? 'a call site' : part.kind === 'function' ? 'a function' : 'a module'} (${want})` : part.hierarchy === '/SyncObject' ? part.path : want;
   throw new FocusError(`metric ${m.name} cannot be constrained to ${what}: it allows ${allowed.length ? allowed.map((x) => `${x.name} (${x.hierarchy})`).join(', ') : 'no constraint'}`);
 }
 
@@ -94,8 +99,11 @@ export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], 
 const usesProcessTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesProcessTimer) : /startProcessTimer/.test(s.snippet);
 const usesWallTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesWallTimer) : /startWallTimer/.test(s.snippet);
 
-/** Resource paths: a function glob, or a module path (a module's functions are `<module>/*`). */
-type Value = { kind: 'function' | 'module'; path: string; optional: boolean };
+/**
+ * Resource paths: a function glob, or a module path (a module's functions are
+ * `<module>/*`), or a call site: the function's calls to one callee.
+ */
+type Value = { kind: 'function' | 'module'; path: string; optional: boolean } | { kind: 'callsite'; path: string; callee: string; optional: boolean };
 
 function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, names: Map<string, string>, flags: string[], where: string): Placement[] {
   const out: Placement[] = [];
@@ -103,7 +111,10 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
     if (r.kind === 'var') return vars.get(r.name)!;
     if (!part || part.hierarchy !== '/Code') throw new FocusError(`${where}: $constraint[${r.index}] is only bound in a constraint on /Code`);
     // $constraint[0] is the selected resource, [1] its parent
-    if (r.index === 0) return { kind: part.kind, path: part.path, optional: false };
+    if (part.kind === 'callsite') {
+      if (r.index === 0) return { kind: 'callsite', path: part.fn, callee: part.callee, optional: false };
+      if (r.index === 1) return { kind: 'function', path: part.fn, optional: false };
+    } else if (r.index === 0) return { kind: part.kind, path: part.path, optional: false };
     if (r.index === 1 && part.kind === 'function') return { kind: 'module', path: part.path.slice(0, part.path.lastIndexOf('/')), optional: false };
     throw new FocusError(`${where}: $constraint[${r.index}] is not bound for ${part.path}`);
   };
@@ -111,7 +122,7 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
     if (l.kind === 'procedures') return [{ kind: 'function', path: '/Code/**', optional: true }];
     if (l.kind === 'attr') {
       const r = resource(l.of, vars);
-      if (r.kind !== 'module') throw new FocusError(`${where}: .funcs of ${r.path}, which is a function, not a module`);
+      if (r.kind !== 'module') throw new FocusError(`${where}: .funcs of ${r.path}, which is a ${r.kind === 'callsite' ? 'call site' : 'function'}, not a module`);
       return [{ kind: 'function', path: `${r.path}/*`, optional: false }];
     }
     const decl = lib.lists.get(l.name)!;
@@ -121,6 +132,12 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
   const point = (p: PointRef, vars: Map<string, Value>) => {
     const r = resource(p.of, vars);
     if (r.kind === 'module') throw new FocusError(`${where}: ${r.path} is a module, which has no points (iterate over its .funcs)`);
+    if (r.kind === 'callsite') {
+      // a call site's points: its calls (before and after each), and the calls its receiver and arguments make
+      if ((p.attr !== 'calls' && p.attr !== 'inner') || p.callee) throw new FocusError(`${where}: the call site ${r.path}/${r.callee}() has only the points .calls and .inner, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
+      return { resource: r.path, point: `${p.attr === 'calls' ? 'call' : 'inner'}:${r.callee}`, optional: r.optional };
+    }
+    if (p.attr === 'inner') throw new FocusError(`${where}: .inner is a point of a call site (/Code/<module>/<function>/<callee>()), not of the function ${r.path}`);
     return { resource: r.path, point: p.callee ? `call:${p.callee}` : p.attr, optional: r.optional };
   };
   const walk = (stmts: Stmt[], vars: Map<string, Value>) => {

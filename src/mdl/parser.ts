@@ -85,7 +85,7 @@ function tokenize(text: string, file: string): Tok[] {
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max']);
 const STYLES = new Set(['EventCounter', 'SampledFunction']);
 const BASES = new Set(['counter', 'wallTimer', 'processTimer', 'thread']);
-const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', await: 'await', resume: 'resume' };
+const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', await: 'await', resume: 'resume' };
 
 class Parser {
   private k = 0;

@@ -5,6 +5,7 @@ import * as os from 'os';
 import type { Session } from '../api/session';
 import { FocusError, FocusPart } from '../mdl/evaluate';
 import { HIERARCHIES } from '../mdl/library';
+import { calleeName } from '../analysis/point-select';
 
 const hierarchyOf = (p: string) => HIERARCHIES.find((h) => p === h || p.startsWith(h + '/'));
 const isGlob = (p: string) => /[*?]/.test(p);
@@ -57,11 +58,30 @@ function globRe(glob: string): RegExp {
   return new RegExp('^' + glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]') + '$');
 }
 
+/**
+ * A call site: `/Code/<module>/<function>/<callee>()`, the calls the function
+ * makes to one callee, named by its last name (`x.y.digest(...)` is `digest()`).
+ */
+export function parseCallSite(p: string): { fn: string; callee: string } | null {
+  const m = /^(\/Code\/.+)\/([A-Za-z_$][\w$]*)\(\)$/.exec(p);
+  return m ? { fn: m[1], callee: m[2] } : null;
+}
+
 /** Classify each part of a concrete focus against the sessions' resources. */
 export async function resolveFocus(focus: string, sessions: Session[]): Promise<FocusPart[]> {
   const out: FocusPart[] = [];
   for (const p of splitFocus(focus)) {
-    if (p.startsWith('/Code/')) {
+    const cs = parseCallSite(p);
+    if (cs) {
+      let found = false, fn = false;
+      for (const s of sessions) {
+        const r = (await s.resources(cs.fn)).filter((x) => x.path === cs.fn);
+        fn ||= r.length > 0;
+        found ||= r.some((x) => x.points.some((q) => q.kind === 'call' && q.callee && calleeName(q.callee) === cs.callee));
+      }
+      if (!found) throw new FocusError(fn ? `unknown call site ${p}: ${cs.fn} makes no call to ${cs.callee}()` : `unknown resource: no function ${cs.fn} (of call site ${p}) in ${sessions.map((s) => `process ${s.pid}`).join(', ')}`);
+      out.push({ hierarchy: '/Code', kind: 'callsite', path: p, ...cs });
+    } else if (p.startsWith('/Code/')) {
       let kind: 'function' | 'module' | null = null;
       for (const s of sessions) {
         if ((await s.resources(p)).some((r) => r.path === p)) { kind = 'function'; break; }

@@ -72,7 +72,7 @@ export class MetricInstance {
 
   /** The snippets this instance placed, one line each (its constraint flags' too). */
   listing(): string[] {
-    const line = (p: Placed) => `${p.placement.order} ${p.placement.where} ${p.placement.resource}.${p.placement.point.replace(/^call:(.*)$/, 'call("$1")')} (* ${p.placement.snippet} *)  [${p.how}]`;
+    const line = (p: Placed) => `${p.placement.order} ${p.placement.where} ${p.placement.resource}${p.placement.point.replace(/^call:(.*)$/, '.call("$1")').replace(/^inner:(.*)$/, '/$1().inner').replace(/^(?=[a-z]+$)/, '.')} (* ${p.placement.snippet} *)  [${p.how}]`;
     const out: string[] = [];
     for (const ps of this.perSession) {
       const prefix = this.perSession.length > 1 ? `process ${ps.session.pid}: ` : '';

@@ -13,7 +13,7 @@ import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
 import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
-import { expandFocus, resolveFocus, splitFocus } from './focus';
+import { expandFocus, parseCallSite, resolveFocus, splitFocus } from './focus';
 import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
 
 export { MetricInstance } from './instance';
@@ -61,6 +61,12 @@ function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: Co
     return null;
   }
   return { part, rest: parts.filter((p) => p !== globs[0]) };
+}
+
+/** Before a program has loaded: a call site by its "()", else see guessCodeKind. */
+function guessCodePart(p: string): CodePart {
+  const cs = parseCallSite(p);
+  return cs ? { hierarchy: '/Code', kind: 'callsite', path: p, ...cs } : { hierarchy: '/Code', kind: guessCodeKind(p), path: p };
 }
 
 /** Before a program has loaded, a /Code path ending in a script's extension is taken for a module. */
@@ -129,7 +135,7 @@ export class MetricManager extends EventEmitter {
       // /Code parts can be placed before the code exists; a glob only as one vectorized placement
       const early_ = codeParts.every((p) => p.startsWith('/Code/')) && (vector !== null || !codeParts.some((p) => /[*?]/.test(p)));
       if (!early_ || mm.instances.has(key(r.metric, focus))) { later.push({ metric: r.metric, focus }); continue; }
-      const guessed: FocusPart[] = parts.map((p) => (p === obj ? { hierarchy: '/SyncObject', path: p } : { hierarchy: '/Code', kind: guessCodeKind(p), path: p }));
+      const guessed: FocusPart[] = parts.map((p) => (p === obj ? { hierarchy: '/SyncObject', path: p } : guessCodePart(p)));
       const variable = vector ? `_pnm${mm.nextVar++}$${vector.part.kind === 'module' ? 'mod' : 'fn'}` : `_pnm${mm.nextVar++}`;
       const plan = planRequest(library, m, guessed, variable, (fk) => flagVars.get(fk) ?? (flagVars.set(fk, `_pnk${mm.nextVar++}`), flagVars.get(fk)!));
       for (const f of plan.flags) if (!flagProbes.has(f.key)) flagProbes.set(f.key, { f, probes: f.placements.map(toReq) });
