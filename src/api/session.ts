@@ -92,7 +92,7 @@ export class Session extends EventEmitter {
   private watching = false;
   private watchingStacks = false;
   /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
-  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; above: Map<string, Set<string>> }>();
+  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }>();
   private intervalMs = 200;
   private detached = false;
   exited = false;
@@ -375,8 +375,9 @@ export class Session extends EventEmitter {
     if (s.stack) {
       const label = thread === 0 ? 'main' : String(thread);
       let st = this.stacks.get(label);
-      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), above: new Map() }));
+      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() }));
       st.samples++;
+      if (s.stack.length) st.leaves.set(s.stack[0], (st.leaves.get(s.stack[0]) ?? 0) + 1);
       // innermost first: each function was called, directly or not, by every one below it
       s.stack.forEach((inner, i) => {
         for (const outer of s.stack!.slice(i + 1)) {
@@ -427,10 +428,11 @@ export class Session extends EventEmitter {
    * Stack samples of a thread ('main' or a worker id), taken at each sample
    * once watchThreads({ stacks: true }) asked for them: how many, and in how
    * many each function ("<module>/<name>", a method by its own name) and module ("<module>/") was on the stack;
+   * `leaves`: in how many each function was the innermost (running its own code);
    * `above`: per function, the functions sampled running in calls it made (directly or not).
    */
-  stackSamples(thread: string): { samples: number; hits: ReadonlyMap<string, number>; above: ReadonlyMap<string, ReadonlySet<string>> } {
-    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), above: new Map() };
+  stackSamples(thread: string): { samples: number; hits: ReadonlyMap<string, number>; leaves: ReadonlyMap<string, number>; above: ReadonlyMap<string, ReadonlySet<string>> } {
+    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() };
   }
 
   /**

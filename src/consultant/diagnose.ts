@@ -57,7 +57,11 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     });
     await c.stop();
     const explains = await callGraph(s, c.nodes);
-    return { diagnosis: diagnosis(c, s.pid, s.processFocus, explains), session: s };
+    const selfShare = (n: SearchNode) => {
+      const st = s.stackSamples(threadLabel(n.focus));
+      return st.samples ? (st.leaves.get(sampleKey(codeOf(n.focus)!)) ?? 0) / st.samples : undefined;
+    };
+    return { diagnosis: diagnosis(c, s.pid, s.processFocus, explains, selfShare), session: s };
   } finally {
     await c.stop().catch(() => undefined);
     await s.detach().catch(() => undefined);

@@ -1,8 +1,16 @@
 // The parts of a search node's focus the consultant reads.
-import { splitFocus } from '../metrics/focus';
+import { parseCallSite, splitFocus } from '../metrics/focus';
 
 /** The /Code part without "/Code/" ("<module>" or "<module>/<function>"), if any. */
 export const codeOf = (focus: string): string | undefined => splitFocus(focus).find((p) => p.startsWith('/Code/'))?.slice(6);
+
+/** Which level of /Code a search node is at, given its parent's focus (undefined: no /Code part). */
+export function codeLevel(focus: string, parentFocus: string | undefined): 'module' | 'function' | 'callsite' | undefined {
+  const code = codeOf(focus);
+  if (code === undefined) return undefined;
+  if (parseCallSite(`/Code/${code}`)) return 'callsite';
+  return parentFocus !== undefined && codeOf(parentFocus) !== undefined ? 'function' : 'module';
+}
 
 /** The /Thread part as "<pid>/<thread>", if any. */
 export const threadOf = (focus: string): string | undefined => splitFocus(focus).find((p) => p.startsWith('/Thread/'))?.slice(8);

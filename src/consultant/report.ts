@@ -1,6 +1,9 @@
 // The consultant's answer: the most specific true nodes of the search history
-// graph (true, with no true refinement), most important (largest share of a
-// thread's time) first, each with the interval it held in and its source.
+// graph (true, with no true refinement), and the true functions whose own code
+// takes a large share of the time themselves, most important (largest share
+// of a thread's time they account for by themselves) first, each with the
+// interval it held in and its source.
+import { codeLevel } from './focus-parts';
 import { hypothesis } from './hypotheses';
 import { PHASE_END } from './search';
 import type { PerformanceConsultant, SearchNode, TestRecord } from './search';
@@ -18,6 +21,13 @@ export interface Bottleneck {
   source: string | null;
   /** the thread whose value decided, "<pid>/<thread>" */
   thread: string | null;
+  /**
+   * For a function of a hypothesis that holds on the stack (cpu_bound,
+   * sync_io, message_passing): the fraction of stack samples in which its own
+   * code was running (the innermost of the program's frames; Node's built-ins
+   * it calls count as its own). It ranks such functions.
+   */
+  self?: number;
 }
 
 export interface Diagnosis {
@@ -57,8 +67,12 @@ function phasesOf(tests: TestRecord[]): [number, number][] {
 /**
  * Build the diagnosis. `explains(a, b)`: function node a calls function b (a
  * caller is explained by a true callee for hypotheses that count callees).
+ * `selfShare(n)`: the share of stack samples function node n's own code was running in.
+ * A true function whose own code ran in at least half the threshold's share
+ * is a bottleneck itself, whatever its callees.
  */
-export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: string, explains: (a: SearchNode, b: SearchNode) => boolean): Diagnosis {
+export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: string, explains: (a: SearchNode, b: SearchNode) => boolean,
+  selfShare: (n: SearchNode) => number | undefined = () => undefined): Diagnosis {
   const nodes = c.nodes;
   const top = (n: SearchNode): SearchNode => { let p = n; while (p.parent !== null) p = nodes[p.parent - 1]; return p; };
   const phases: Record<string, [number, number][]> = {};
@@ -66,10 +80,13 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
   const isTrue = (n: SearchNode) => n.state === 'true';
   const out: Bottleneck[] = [];
   for (const n of nodes.filter(isTrue)) {
-    if (nodes.some((k) => k.parent === n.id && isTrue(k))) continue;
     const h = hypothesis(n.hypothesis);
-    if (h.inclusive && nodes.some((k) => k !== n && isTrue(k) && k.hypothesis === n.hypothesis && explains(n, k))) continue;
-    const base = { hypothesis: n.hypothesis, value: n.value ?? 0, threshold: n.threshold, source: n.source ?? null, thread: n.thread ?? null };
+    const self = h.onStack && codeLevel(n.focus, n.parent === null ? undefined : nodes[n.parent - 1].focus) === 'function' ? selfShare(n) : undefined;
+    if (self === undefined || self < n.threshold / 2) {
+      if (nodes.some((k) => k.parent === n.id && isTrue(k))) continue;
+      if (h.inclusive && nodes.some((k) => k !== n && isTrue(k) && k.hypothesis === n.hypothesis && explains(n, k))) continue;
+    }
+    const base = { hypothesis: n.hypothesis, value: n.value ?? 0, threshold: n.threshold, source: n.source ?? null, thread: n.thread ?? null, ...(self !== undefined ? { self } : {}) };
     if (n.parent === null) {
       for (const p of phases[n.hypothesis]) out.push({ ...base, focus: processFocus, interval: p, value: mean(n.tests.filter((t) => t.verdict && t.from >= p[0] && t.to <= p[1])) });
       continue;
@@ -78,7 +95,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     const phase = phases[top(n).hypothesis].find(([a, b]) => a <= last.to && last.from <= b);
     out.push({ ...base, focus: n.focus, interval: phase ? [Math.min(phase[0], last.from), Math.max(phase[1], last.to)] : [last.from, last.to] });
   }
-  out.sort((a, b) => b.value - a.value);
+  out.sort((a, b) => (b.self ?? b.value) - (a.self ?? a.value));
   const trace = c.costTrace;
   return {
     pid,
@@ -110,7 +127,8 @@ export function renderDiagnosis(d: Diagnosis): string {
   d.bottlenecks.forEach((b, i) => {
     lines.push(`${String(i + 1).padStart(2)}. ${hypothesis(b.hypothesis).title}`);
     lines.push(`    at ${b.focus}${b.thread && !b.focus.includes('/Thread/') ? `  (thread ${b.thread})` : ''}`);
-    lines.push(`    ${pct(b.value)} of a thread's time (threshold ${pct(b.threshold)}), ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
+    const self = b.self !== undefined ? `; its own code in ${pct(b.self)} of stack samples` : '';
+    lines.push(`    ${pct(b.value)} of a thread's time (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
   });
   return lines.join('\n') + '\n';
 }

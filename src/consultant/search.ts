@@ -2,7 +2,7 @@
 // search history graph is a hypothesis (why) at a focus (where); it is tested
 // by enabling its metric there for a while and comparing the value, a fraction
 // of one thread's time, with the hypothesis's threshold. True nodes are refined
-// (threads, then modules, then functions); false ones are dropped. The
+// (threads, then modules, then functions, then call sites); false ones are dropped. The
 // whole-program nodes stay enabled and are judged window after window, so a
 // hypothesis can hold in one phase and not in another (when), and a new phase
 // searches its refinements again. How many tests run at once is set by the
@@ -15,8 +15,10 @@ import { TargetGoneError } from '../inspector/cdp';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
-import { splitFocus } from '../metrics/focus';
-import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
+import { parseCallSite, splitFocus } from '../metrics/focus';
+import { calleeName, pointMatches } from '../analysis/point-select';
+import type { PointInfo } from '../analysis/functions';
+import { codeLevel, codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from './hypotheses';
 
 /** the shortest test, seconds (a few samples) */
@@ -27,6 +29,22 @@ export const PHASE_END = 3;
 const SETTLE = 0.3;
 /** stack samples a module's share is judged from */
 const MODULE_SAMPLES = 20;
+
+type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
+
+/** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
+function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
+  const out = new Map<string, { calls: number; line: number; inner: number }>();
+  for (const p of points) {
+    const name = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
+    if (!name) continue;
+    const g = out.get(name) ?? { calls: 0, line: p.line, inner: 0 };
+    g.calls++;
+    out.set(name, g);
+  }
+  for (const [name, g] of out) g.inner = points.filter((p) => pointMatches(`inner:${name}`, p, points)).length;
+  return out;
+}
 
 export type NodeState = 'unknown' | 'waiting' | 'testing' | 'true' | 'false' | 'too costly' | 'not testable';
 
@@ -78,8 +96,8 @@ interface Active {
   alone?: boolean;
   /** how long it observes (a test over the limit by itself is shortened) */
   seconds: number;
-  /** the calls of the tested function, counted for intrusion compensation */
-  calls?: { inst: MetricInstance; start?: Map<string, number> };
+  /** the calls of the tested function (call site), counted for intrusion compensation */
+  calls?: { inst: MetricInstance; start?: Map<string, number>; timings: number };
 }
 
 export class PerformanceConsultant extends EventEmitter {
@@ -117,7 +135,7 @@ export class PerformanceConsultant extends EventEmitter {
    * above 0, so over time the cost averages to at most the limit.
    */
   private debt = 0;
-  private fns?: { at: number; list: { module: string; line: number; function: string; thread: string }[] };
+  private fns?: { at: number; list: Fn[] };
 
   constructor(readonly manager: MetricManager, opts: ConsultantOptions = {}) {
     super();
@@ -197,8 +215,9 @@ export class PerformanceConsultant extends EventEmitter {
         return;
       }
       const h = this.hyp(node);
-      const fn = node.parent !== null && h.compensate && this.isFunction(node);
-      const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus) } : undefined;
+      const level = this.level(node);
+      const fn = h.compensate && (level === 'function' || level === 'callsite');
+      const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus), timings: level === 'callsite' ? await this.timingsPerCall(node) : 1 } : undefined;
       node.state = 'testing';
       node.note = undefined;
       this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls });
@@ -215,7 +234,7 @@ export class PerformanceConsultant extends EventEmitter {
     const out = new Map<string, number>();
     const dt = t - a.start!.t;
     const calls = a.calls?.inst.threadTotals();
-    const each = a.calls && this.cal ? this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
+    const each = a.calls && this.cal ? a.calls.timings * this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
     for (const [k, v] of a.inst.threadTotals()) {
       const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
       out.set(k, dt > 0 ? Math.max(0, v - (a.start!.totals.get(k) ?? 0) - n * each) / dt : 0);
@@ -223,8 +242,22 @@ export class PerformanceConsultant extends EventEmitter {
     return out;
   }
 
-  private isFunction(n: SearchNode): boolean {
-    return n.parent !== null && codeOf(this.nodes[n.parent - 1].focus) !== undefined;
+  /** Which level of /Code a node is at (undefined: none). */
+  private level(n: SearchNode): 'module' | 'function' | 'callsite' | undefined {
+    return codeLevel(n.focus, n.parent === null ? undefined : this.nodes[n.parent - 1].focus);
+  }
+
+  private isFunction(n: SearchNode): boolean { return this.level(n) === 'function'; }
+
+  /**
+   * A call site's timer stops and starts again around each call its receiver
+   * and arguments make: timings per call, for intrusion compensation.
+   */
+  private async timingsPerCall(n: SearchNode): Promise<number> {
+    const cs = parseCallSite(`/Code/${codeOf(n.focus)!}`)!;
+    const fn = (await this.functions()).find((f) => `/Code/${f.module}/${f.function}` === cs.fn);
+    const g = fn && callSitesOf(fn.points).get(cs.callee);
+    return g ? 1 + g.inner / g.calls : 1;
   }
 
   private conclude(a: Active, partial = false): void {
@@ -352,11 +385,40 @@ export class PerformanceConsultant extends EventEmitter {
     const join = (c: string) => [c, thread].filter(Boolean).join(',');
     if (!code) {
       for (const m of [...new Set(fns.map((r) => r.module))].sort()) { const f = join(`/Code/${m}`); if (!exists(f)) this.add(n, h, f, m); }
-    } else if (fns.some((r) => r.module === code.slice(6))) {
+    } else if (this.isFunction(n)) {
+      await this.refineCalls(n, fns, join);
+    } else if (this.level(n) === 'module' && fns.some((r) => r.module === code.slice(6))) {
       for (const r of fns.filter((x) => x.module === code.slice(6))) {
         const f = join(`/Code/${r.module}/${r.function}`);
         if (!exists(f)) this.add(n, h, f, `${r.module}:${r.line}`);
       }
+    }
+  }
+
+  /**
+   * A true function's call sites: only for a hypothesis that holds on the
+   * stack, whose code metric can be placed at call sites, and only when the
+   * function's own code was running (the innermost of the program's frames)
+   * in at least half the threshold's share of stack samples: the time of its
+   * callees that are functions of the program is theirs and is tested at them,
+   * so the call sites tested are those of callees the search has no node for
+   * (Node's built-ins, native code).
+   */
+  private async refineCalls(n: SearchNode, fns: Fn[], join: (c: string) => string): Promise<void> {
+    const h = this.hyp(n);
+    const lib = this.manager.library;
+    if (!h.onStack || !lib.metric(h.codeMetric!).constraints.some((c) => lib.constraints.get(c.name)?.hierarchy === '/Code/*/*')) return;
+    const st = this.session.stackSamples(threadLabel(n.focus));
+    // too few samples to judge yet: asked again at the next step
+    if (st.samples < MODULE_SAMPLES) { this.refined.delete(n.id); return; }
+    const code = codeOf(n.focus)!;
+    if ((st.leaves.get(sampleKey(code)) ?? 0) / st.samples < n.threshold / 2) return;
+    const fn = fns.find((f) => `${f.module}/${f.function}` === code);
+    if (!fn) return;
+    const program = new Set(fns.map((f) => f.function.replace(/^.*\./, '')));
+    for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) {
+      const f = join(`/Code/${code}/${callee}()`);
+      if (!program.has(callee) && !this.nodes.some((x) => x.parent === n.id && x.focus === f)) this.add(n, h, f, `${fn.module}:${g.line}`);
     }
   }
 
@@ -377,7 +439,7 @@ export class PerformanceConsultant extends EventEmitter {
    */
   private bySamples(n: SearchNode): 'wait' | 'test' | 'decided' {
     if (!this.hyp(n).onStack) return 'test';
-    if (!this.isFunction(n)) {
+    if (this.level(n) === 'module') {
       const { samples, hits, thread } = this.sampled(n);
       if (samples < MODULE_SAMPLES) return 'wait';
       const t = this.now();
@@ -396,10 +458,10 @@ export class PerformanceConsultant extends EventEmitter {
   }
 
   /** The program's functions (not Node's own), fetched at most once a second (code keeps loading). */
-  private async functions(): Promise<{ module: string; line: number; function: string; thread: string }[]> {
+  private async functions(): Promise<Fn[]> {
     const t = this.now();
     if (!this.fns || t - this.fns.at > 1) {
-      const list = (await this.session.resources('/Code/**')).filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread }));
+      const list = (await this.session.resources('/Code/**')).filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points }));
       this.fns = { at: t, list };
     }
     return this.fns.list;
