@@ -84,6 +84,12 @@ const OWN_CODE = path.resolve(__dirname, '..');
 
 /** counters named so count handler runs per cost class (see costClass) */
 export const COST_SERIES = '_pnx:';
+/**
+ * The cost class of the runtime's own work for the tool (samples, placing and
+ * removing probes, listing scripts): counted in microseconds of the thread's
+ * time, since it runs on the program's thread as handlers do.
+ */
+export const TOOL_CLASS = 'tool';
 
 /**
  * A handler's cost class: how its point is reached and how many primitives of
@@ -150,6 +156,8 @@ export class Runtime {
   private watching = false;
   private gcMs = 0;
   /** each sample also lists the program's functions on the stack it interrupted */
+  /** bumped whenever a script is registered or dropped (see scriptsIf) */
+  private scriptsVersion = 0;
   private stacks = false;
   /** event-loop blocking: ms between samples with no turn of the event loop */
   private blockedMs = 0;
@@ -186,6 +194,7 @@ export class Runtime {
       handlers: new Map(),
     };
     this.scripts.set(no, rec);
+    this.scriptsVersion++;
     names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
     for (const p of this.probes.values()) this.place(p, rec);
     this.reportFallback();
@@ -235,6 +244,11 @@ export class Runtime {
    * whether any function matched, and the matched points that have no slot.
    */
   addProbe(spec: ProbeSpec): { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] } {
+    const t0 = this.now();
+    try { return this.addProbeNow(spec); } finally { this.served(t0); }
+  }
+
+  private addProbeNow(spec: ProbeSpec): { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] } {
     // standing probes already reach every script registered since: placing twice would count twice
     if (!this.probes.has(spec.id)) {
       if (spec.builtins) this.builtins(spec.builtins);
@@ -275,7 +289,18 @@ export class Runtime {
     this.fallback = [];
   }
 
+  /** Microseconds since t0 spent serving the tool, counted into the observed cost. */
+  private served(t0: number): void {
+    const us = Math.round((this.now() - t0) * 1000);
+    if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += us;
+  }
+
   removeProbe(id: number): void {
+    const t0 = this.now();
+    try { this.removeProbeNow(id); } finally { this.served(t0); }
+  }
+
+  private removeProbeNow(id: number): void {
     if (!this.probes.delete(id)) return;
     this.placed.delete(id);
     this.wrapped.delete(id);
@@ -434,28 +459,52 @@ export class Runtime {
   /**
    * The program's functions on the stack this sample interrupted, as
    * "<module>/<name>" (a method by its own name, without its class).
-   * Samples arrive by inspector interrupt, on top of whatever runs.
+   * Samples arrive by inspector interrupt, on top of whatever runs. The
+   * frames are read as call sites, not as text: formatting a deep stack
+   * (with line and column of each frame) took milliseconds per sample.
    */
   private stackNow(): string[] {
     const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 200;
-    const text = new Error().stack ?? '';
-    Error.stackTraceLimit = limit;
+    const prepare = Error.prepareStackTrace;
+    const holder: { stack?: NodeJS.CallSite[] } = {};
+    let sites: NodeJS.CallSite[] = [];
+    try {
+      Error.stackTraceLimit = 200;
+      Error.prepareStackTrace = (_e, cs) => cs;
+      Error.captureStackTrace(holder);
+      // formatted on first read, with the hook in place
+      sites = holder.stack ?? [];
+    } finally {
+      Error.stackTraceLimit = limit;
+      Error.prepareStackTrace = prepare;
+    }
     const out = new Set<string>();
-    for (const line of text.split('\n')) {
-      const m = /^\s+at (?:async )?(?:new )?(.+?) \((.+):\d+:\d+\)$/.exec(line);
-      if (!m || m[2].startsWith('node:') || m[2].startsWith(OWN_CODE)) continue;
-      // the runtime's compiled helpers and the tool's evaluations: "eval at <own code>"
-      if (m[2].startsWith('eval at ') && (m[2].includes(OWN_CODE) || /^eval at \S+ \(<anonymous>/.test(m[2]) || !m[2].includes('('))) continue;
+    for (const c of sites) {
+      const file = c.getFileName();
+      // Node's own code, ours, and code without a file (the tool's evaluations, eval'd helpers)
+      if (!file || c.isEval() || file.startsWith('node:') || file.startsWith(OWN_CODE)) continue;
       // a stack trace names a method by receiver type ("Parser.nextToken" for
       // Parser.prototype.nextToken): the method's own name is what both sides agree on
-      out.add(`${this.moduleName(m[2])}/${m[1].replace(/^.*\./, '')}`);
+      const name = (c.getFunctionName() ?? c.getMethodName() ?? '<anonymous>').replace(/^.*\./, '');
+      out.add(`${this.moduleOf(file)}/${name}`);
     }
     return [...out];
   }
 
+  private readonly modules = new Map<string, string>();
+  private moduleOf(file: string): string {
+    let m = this.modules.get(file);
+    if (m === undefined) this.modules.set(file, (m = this.moduleName(file)));
+    return m;
+  }
+
   /** A consistent snapshot: running timers include the time since their start. */
-  sample(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[] } {
+  sample(): ReturnType<Runtime['sampleNow']> {
+    const t0 = this.now();
+    try { return this.sampleNow(); } finally { this.served(t0); }
+  }
+
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -471,7 +520,7 @@ export class Runtime {
       }
       timers.push([name, total / 1000, running]);
     }
-    const out: ReturnType<Runtime['sample']> = { t: now, counters, timers, scripts: this.scripts.size };
+    const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (this.watching) out.thread = this.threadValues();
     if (this.stacks) out.stack = this.stackNow();
     const fresh = this.instances.takeFresh();
@@ -506,6 +555,7 @@ export class Runtime {
     for (const [no, rec] of this.scripts) {
       if (rec.how !== 'liveedit' && rec.how !== 'breakpoint') continue;
       this.scripts.delete(no);
+      this.scriptsVersion++;
       rec.names.forEach((n) => {
         const kept = (this.byName.get(n) ?? []).filter(([s]) => s !== no);
         if (kept.length) this.byName.set(n, kept); else this.byName.delete(n);
@@ -525,14 +575,18 @@ export class Runtime {
   }
 
   /** Data the tool needs to name resources and points of prepared scripts (matching a glob's regex). */
-  listScripts(match = ''): { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions'] }[] {
-    const re = match ? new RegExp(match) : null;
-    const out = [];
-    for (const r of this.scripts.values()) {
-      const functions = re ? r.analysis.functions.filter((_f, i) => re.test(r.names[i])) : r.analysis.functions;
-      if (functions.length) out.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions });
-    }
-    return out;
+  listScripts(): { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions'] }[] {
+    return [...this.scripts.values()].filter((r) => r.analysis.functions.length).map((r) => ({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions: r.analysis.functions }));
+  }
+
+  /**
+   * Every registered script with its functions, unless the tool's copy (of
+   * `version`) is current: the list is large, and the tool asks often.
+   */
+  scriptsIf(version: number): { version: number; scripts: ReturnType<Runtime['listScripts']> } | null {
+    if (version === this.scriptsVersion) return null;
+    const t0 = this.now();
+    try { return { version: this.scriptsVersion, scripts: this.listScripts() }; } finally { this.served(t0); }
   }
 
   /** Module names of the scripts registered from the n-th on, with their function names. */
@@ -540,10 +594,6 @@ export class Runtime {
     return [...this.scripts.values()].slice(n).map((r) => ({ module: r.module, functions: r.names }));
   }
 
-  /** Files of the scripts registered from the n-th on (the tool keeps the ones before). */
-  filesSince(n: number): string[] {
-    return [...this.scripts.values()].slice(n).map((r) => r.filename);
-  }
 }
 
 /**

@@ -71,7 +71,7 @@ export class TargetThread {
   private readonly slotAt = new Map<string, string>();
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
-  private readonly files: string[] = [];
+  private scriptsCopy: { version: number; scripts: RuntimeScript[] } = { version: -1, scripts: [] };
   private wrapNoted = false;
 
   private readonly maxPauseMs: number;
@@ -111,13 +111,25 @@ export class TargetThread {
   /** Prepared scripts with their functions matching a glob's regex (all when none); built-ins if the glob names them. */
   async runtimeScripts(match = '', builtins?: string): Promise<RuntimeScript[]> {
     if (builtins) await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
-    return this.cdp.evaluate(`${R}.listScripts(${JSON.stringify(match)})`);
+    const re = match ? new RegExp(match) : null;
+    const out: RuntimeScript[] = [];
+    for (const s of await this.registered()) {
+      const functions = re ? s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`)) : s.functions;
+      if (functions.length) out.push({ ...s, functions });
+    }
+    return out;
   }
 
-  /** Files the runtime has registered (prepared, or reached by breakpoints), fetched incrementally. */
+  /** The runtime's registered scripts, fetched again only when they changed (one small round trip when not). */
+  private async registered(): Promise<RuntimeScript[]> {
+    const fresh = await this.cdp.evaluate<{ version: number; scripts: RuntimeScript[] } | null>(`${R}.scriptsIf(${this.scriptsCopy.version})`);
+    if (fresh) this.scriptsCopy = fresh;
+    return this.scriptsCopy.scripts;
+  }
+
+  /** Files the runtime has registered (prepared, or reached by breakpoints). */
   private async registeredFiles(): Promise<Set<string>> {
-    this.files.push(...await this.cdp.evaluate<string[]>(`${R}.filesSince(${this.files.length})`));
-    return new Set(this.files);
+    return new Set((await this.registered()).map((s) => s.filename));
   }
 
   /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */

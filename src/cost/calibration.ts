@@ -10,6 +10,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Session } from '../api/session';
+import { TOOL_CLASS } from '../agent/runtime';
 
 /** ns per run: [in optimized code, in code V8 did not optimize] */
 export type Pair = [number, number];
@@ -190,6 +191,8 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
  * (low) or dearer (high) of the two timer kinds.
  */
 export function classCost(c: Calibration, cls: string): Pair {
+  // the runtime's own work for the tool, counted in microseconds
+  if (cls === TOOL_CLASS) return [1000, 1000];
   const [how, prims] = cls.split(':');
   const mech = c.mechanism[(how === 'wrap' || how === 'breakpoint' ? how : 'slot') as keyof Calibration['mechanism']];
   const p = c.primitive;
