@@ -357,6 +357,9 @@ export class Session extends EventEmitter {
   /** Take one sample from every thread into the histograms. */
   async sample(): Promise<void> {
     this.lastSampleMs = Date.now();
+    // a worker whose session is still being set up has run (launched: counted from its first
+    // line) and may end before the next sample: the sample waits for it
+    await this.settled();
     const got = await Promise.all([...this.threads.values()].map(async (t) => {
       try {
         return [t.id, await t.sample((paths) => this.emit('resources', { thread: t.label, resources: paths }))] as const;
