@@ -6,7 +6,8 @@
 // run bare in the same benchmark.
 import { diagnose } from '../src/consultant/diagnose';
 import type { Diagnosis } from '../src/consultant/report';
-import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
+import { Session } from '../src/api';
+import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, sleep, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 
@@ -113,34 +114,39 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
   const reps = opts.quick ? 60 : 120;
   const wrows: string[][] = [];
   const bare: number[] = [];
-  const got = new Map<string, { during: number[]; n: number[]; search: number[]; avg: number[] }>();
+  const got = new Map<string, { during: number[]; slow: number[]; n: number[]; search: number[]; avg: number[] }>();
   for (let r = 0; r < runs; r++) {
     progress(`consultant: workload run ${r + 1}/${runs}: bare`);
-    bare.push(median((await workload(reps)).reps.map((x) => x.ms)));
+    const b = (await workload(reps)).reps.map((x) => x.ms);
+    bare.push(median(b));
     for (const mode of [MODES[0], MODES[2]]) {
       progress(`consultant: workload run ${r + 1}/${runs}: ${mode.label}`);
       const w = await workload(reps, mode);
-      // the repetitions that ran while the search did (started after it began, ended before it was complete)
-      const during = w.reps.filter((x) => x.at - x.ms >= w.span![0] && x.at <= w.span![1]).map((x) => x.ms);
-      const g = got.get(mode.label) ?? { during: [], n: [], search: [], avg: [] };
+      // the repetitions that ran while the search did (started after it began, ended before it was complete),
+      // against the same repetitions (by index) of this round's bare run: the JIT's progress is the same
+      const idx = w.reps.map((x, i) => [x, i] as const).filter(([x]) => x.at - x.ms >= w.span![0] && x.at <= w.span![1]).map(([, i]) => i);
+      const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / (xs.length || 1);
+      const g = got.get(mode.label) ?? { during: [], slow: [], n: [], search: [], avg: [] };
       got.set(mode.label, g);
-      if (during.length) g.during.push(during.reduce((a, x) => a + x, 0) / during.length);
-      g.n.push(during.length);
+      if (idx.length) {
+        g.during.push(mean(idx.map((i) => w.reps[i].ms)));
+        g.slow.push(mean(idx.map((i) => w.reps[i].ms)) / mean(idx.map((i) => b[i] ?? b[b.length - 1])) - 1);
+      }
+      g.n.push(idx.length);
       g.search.push(w.d!.searchSeconds ?? NaN);
       const obs = w.d!.cost.trace.filter((x) => x.t <= (w.d!.searchSeconds ?? Infinity)).map((x) => x.observed);
       g.avg.push(obs.reduce((a, x) => a + x, 0) / (obs.length || 1));
     }
   }
-  const b = median(bare);
-  wrows.push(['bare (no paranode)', '', '', fmt(b, 0), '', '']);
+  wrows.push(['bare (no paranode)', '', '', fmt(median(bare), 0), '', '']);
   for (const [label, g] of got) {
-    const t = median(g.during);
-    wrows.push([`full search, ${label}`, fmt(median(g.search), 1), String(median(g.n)), fmt(t, 0), pct(t / b - 1), pct(median(g.avg))]);
+    wrows.push([`full search, ${label}`, fmt(median(g.search), 1), String(median(g.n)), fmt(median(g.during), 0),
+      `${pct(median(g.slow))} (${g.slow.map(pct).join(', ')})`, pct(median(g.avg))]);
   }
   body.push('', `(b) \`bench/targets/work.js esprima ${reps}\` (esprima parses its own source again and again; the program times each parse) ` +
     'launched under a diagnosis with all hypotheses. Rep ms: the mean time of the parses that ran entirely while the search was going on ' +
-    '(from its start until every refinement was decided), against the median parse of the same program run bare; slowdown = that / bare - 1. ' +
-    `Median of ${runs} runs, the modes taking turns.`, '',
+    '(from its start until every refinement was decided; bare: the median parse). Slowdown: that mean against the mean of the same parses ' +
+    `(by index) in the bare run of the same round, minus 1; median of ${runs} rounds (each round's), the modes taking turns.`, '',
     table(['run', 'search s', 'parses during search', 'rep ms', 'slowdown', 'C_obs avg'], wrows));
   const prow: string[][] = [];
   for (let r = 0; r < runs; r++) {
@@ -152,5 +158,69 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
     '(an in-process inspector session, 0.5 ms interval) until the search is complete; `diagnose` with `cpu_bound` only, threshold 10%, ' +
     'limit 25%. The function the report ranks first, and its rank in the profiler\'s list by self time (matched by source line).', '',
     table(['run', 'named CPU-bound', 'V8 self-time rank', 'V8 top four by self time', 'search s'], prow));
+
+  const srows: string[][] = [];
+  for (let r = 0; r < runs; r++) {
+    progress(`consultant: what switching a slot costs, run ${r + 1}/${runs}`);
+    const x = await switching(opts.quick ? 150 : 250);
+    srows.push([String(r + 1), String(x.switches), fmt(x.toggled, 1), fmt(x.steady, 1), pct(x.toggled / x.steady - 1), fmt(x.perSwitch, 1)]);
+  }
+  body.push('', '(d) What the search does to the program that the observed cost does not price: two copies of `bench/targets/work.js esprima` ' +
+    'launched under paranode side by side (same machine, same moments), both sampled every 200 ms; in one, a counter at ' +
+    '`Parser.prototype.nextToken`\'s entry is switched on for 250 ms and off for 250 ms until it ends. Switching a slot guard makes V8 ' +
+    'deoptimize the function and every function it was inlined into, and they run slower until V8 has optimized them again. ' +
+    'Rep ms: mean parse time over the same span in each copy; ms per switch: the toggled copy\'s extra time over that span per switch.', '',
+    table(['run', 'switches', 'toggled rep ms', 'steady rep ms', 'slowdown', 'ms per switch'], srows));
   return { title: '9. The Performance Consultant under the cost limit (the cost-system paper\'s Figure 4)', body };
+}
+
+/**
+ * Two launched copies of the esprima workload side by side; in one a counter
+ * at nextToken's entry goes in and out every 250 ms. Mean rep ms of each over
+ * the toggled span, and the extra ms per switch.
+ */
+async function switching(reps: number): Promise<{ switches: number; toggled: number; steady: number; perSwitch: number }> {
+  const parse = (text: string) => [...text.matchAll(/^rep (\S+) (\d+)$/gm)].map((m) => ({ ms: Number(m[1]), at: Number(m[2]) }));
+  const saved = process.env.WORK_STAMPS;
+  process.env.WORK_STAMPS = '1';
+  const copies: { s: Session; err: string }[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      const s = await Session.launch([process.execPath, 'work.js', 'esprima', String(reps)], [], { cwd: TARGETS, stdio: 'pipe' });
+      const c = { s, err: '' };
+      s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { c.err += x; });
+      s.child!.stdout!.resume();
+      s.startSampling(200);
+      copies.push(c);
+    }
+  } finally {
+    if (saved === undefined) delete process.env.WORK_STAMPS; else process.env.WORK_STAMPS = saved;
+  }
+  const [a, b] = copies;
+  let done = false;
+  const exited = Promise.all(copies.map((c) => c.s.waitForExit()));
+  void a.s.waitForExit().then(() => { done = true; });
+  // until both have parsed a few times (esprima loaded, code optimized)
+  while (!done && (parse(a.err).length < 10 || parse(b.err).length < 10)) await sleep(100);
+  const from = Date.now();
+  let switches = 0;
+  while (!done) {
+    try {
+      const r = await a.s.probe('/Code/**/esprima.js/Parser.prototype.nextToken.entry: c++');
+      switches++;
+      await sleep(250);
+      await a.s.removeProbe(r.id);
+      switches++;
+      await sleep(250);
+    } catch (e) {
+      if (!done) throw e;
+    }
+  }
+  const to = Date.now();
+  await exited;
+  const span = (c: { err: string }) => parse(c.err).filter((x) => x.at - x.ms >= from && x.at <= to).map((x) => x.ms);
+  const ta = span(a), tb = span(b);
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / (xs.length || 1);
+  const toggled = mean(ta), steady = mean(tb);
+  return { switches, toggled, steady, perSwitch: switches ? ((toggled - steady) * ta.length) / switches : 0 };
 }
