@@ -37,6 +37,14 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.equal(b.thread, `${pid}/main`);
   assert.ok(b.value >= b.threshold && b.threshold === 0.2);
   assert.ok(b.interval[0] < b.interval[1]);
+  // its own code (with the built-ins it calls) runs in most stack samples: its calls into node:crypto are tested
+  assert.ok(b.self !== undefined && b.self >= 0.1, `own code in ${b.self} of stack samples`);
+  const sites = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
+  assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
+  for (const n of sites) {
+    assert.ok(n.state === 'true' || n.state === 'false', `${n.focus}: ${n.state}`);
+    assert.equal(n.source, 'cpu-bound.js:14');
+  }
   // its callers held too, and are not reported: the hot path ends in hashRecord
   for (const caller of ['processBatch', 'step']) {
     assert.equal(d.searchHistory.find((n) => n.focus === `/Code/cpu-bound.js/${caller}`)?.state, 'true');

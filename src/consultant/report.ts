@@ -95,7 +95,15 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     const phase = phases[top(n).hypothesis].find(([a, b]) => a <= last.to && last.from <= b);
     out.push({ ...base, focus: n.focus, interval: phase ? [Math.min(phase[0], last.from), Math.max(phase[1], last.to)] : [last.from, last.to] });
   }
-  out.sort((a, b) => (b.self ?? b.value) - (a.self ?? a.value));
+  // a call site is a part of its function's own time: it ranks by no more than that
+  const weight = new Map<Bottleneck, number>();
+  for (const b of out) {
+    const n = nodes.find((k) => k.focus === b.focus && k.hypothesis === b.hypothesis);
+    const up = n && n.parent !== null ? nodes[n.parent - 1] : undefined;
+    const upSelf = up && codeLevel(b.focus, up.focus) === 'callsite' ? selfShare(up) : undefined;
+    weight.set(b, b.self ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value));
+  }
+  out.sort((a, b) => weight.get(b)! - weight.get(a)!);
   const trace = c.costTrace;
   return {
     pid,

@@ -415,7 +415,8 @@ export class PerformanceConsultant extends EventEmitter {
     if ((st.leaves.get(sampleKey(code)) ?? 0) / st.samples < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
-    const program = new Set(fns.map((f) => f.function.replace(/^.*\./, '')));
+    // Function.prototype.call and apply run a function of the program (tested at its own node)
+    const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
     for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) {
       const f = join(`/Code/${code}/${callee}()`);
       if (!program.has(callee) && !this.nodes.some((x) => x.parent === n.id && x.focus === f)) this.add(n, h, f, `${fn.module}:${g.line}`);
