@@ -7,6 +7,7 @@
 import { diagnose } from '../src/consultant/diagnose';
 import type { Diagnosis } from '../src/consultant/report';
 import { Session } from '../src/api';
+import { TargetGoneError } from '../src/inspector/cdp';
 import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, sleep, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
 import * as path from 'path';
@@ -111,8 +112,8 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
     '"3 tests at once": no cost limit, at most three refinements tested at a time; "unlimited": every refinement as soon as its parent holds.', '',
     table(['demo', 'control', 'search time s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
 
-  // about a minute of parses: long enough for a search under the limit to be under way for most of it
-  const reps = opts.quick ? 300 : 1500;
+  // long enough for a search under the limit to be under way for most of it
+  const reps = opts.quick ? 300 : 600;
   const wrows: string[][] = [];
   const bare: number[] = [];
   const got = new Map<string, { during: number[]; slow: number[]; n: number[]; search: number[]; avg: number[] }>();
@@ -214,7 +215,9 @@ async function switching(reps: number): Promise<{ switches: number; toggled: num
       switches++;
       await sleep(250);
     } catch (e) {
-      if (!done) throw e;
+      // the copy ended while a switch was under way
+      if (!(e instanceof TargetGoneError) && !done) throw e;
+      break;
     }
   }
   const to = Date.now();
