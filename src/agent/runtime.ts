@@ -244,8 +244,7 @@ export class Runtime {
    * whether any function matched, and the matched points that have no slot.
    */
   addProbe(spec: ProbeSpec): { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] } {
-    const t0 = this.now();
-    try { return this.addProbeNow(spec); } finally { this.served(t0); }
+    return this.servingTool(() => this.addProbeNow(spec));
   }
 
   private addProbeNow(spec: ProbeSpec): { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] } {
@@ -289,15 +288,19 @@ export class Runtime {
     this.fallback = [];
   }
 
-  /** Microseconds since t0 spent serving the tool, counted into the observed cost. */
-  private served(t0: number): void {
-    const us = Math.round((this.now() - t0) * 1000);
-    if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += us;
+  /** Run work for the tool, counting its microseconds into the observed cost. */
+  private servingTool<T>(work: () => T): T {
+    const t0 = this.now();
+    try {
+      return work();
+    } finally {
+      const us = Math.round((this.now() - t0) * 1000);
+      if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += us;
+    }
   }
 
   removeProbe(id: number): void {
-    const t0 = this.now();
-    try { this.removeProbeNow(id); } finally { this.served(t0); }
+    this.servingTool(() => this.removeProbeNow(id));
   }
 
   private removeProbeNow(id: number): void {
@@ -500,8 +503,7 @@ export class Runtime {
 
   /** A consistent snapshot: running timers include the time since their start. */
   sample(): ReturnType<Runtime['sampleNow']> {
-    const t0 = this.now();
-    try { return this.sampleNow(); } finally { this.served(t0); }
+    return this.servingTool(() => this.sampleNow());
   }
 
   private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[] } {
@@ -585,8 +587,7 @@ export class Runtime {
    */
   scriptsIf(version: number): { version: number; scripts: ReturnType<Runtime['listScripts']> } | null {
     if (version === this.scriptsVersion) return null;
-    const t0 = this.now();
-    try { return { version: this.scriptsVersion, scripts: this.listScripts() }; } finally { this.served(t0); }
+    return this.servingTool(() => ({ version: this.scriptsVersion, scripts: this.listScripts() }));
   }
 
   /** Module names of the scripts registered from the n-th on, with their function names. */

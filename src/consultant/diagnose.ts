@@ -5,6 +5,7 @@ import { Session, SessionOptions } from '../api/session';
 import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
+import { calleeName } from '../analysis/point-select';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { diagnosis, Diagnosis } from './report';
@@ -80,7 +81,7 @@ async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNod
     if (n.state !== 'true' || !code || callees.has(code)) continue;
     try {
       const r = (await s.resources(`/Code/${code}`)).find((x) => x.path === `/Code/${code}`);
-      if (r) callees.set(code, new Set(r.points.filter((p) => p.kind === 'call' && p.callee).map((p) => p.callee!.replace(/^.*\./, ''))));
+      if (r) callees.set(code, new Set(r.points.flatMap((p) => (p.kind === 'call' && p.callee ? [calleeName(p.callee) ?? p.callee] : []))));
     } catch { /* the target is gone: no pruning */ }
   }
   return (a, b) => {
