@@ -1,5 +1,6 @@
 // Launch a program under paranode: probes apply from its first line.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
@@ -92,4 +93,15 @@ test('a target that exits mid-session keeps every sample taken, up to its exit',
   assert.equal(value(s, 'n'), 3000);
   const h = s.metrics().find((m) => m.name === 'n')!.histogram;
   assert.equal(Math.round(h.buckets.reduce((a, b) => a + b, 0)), 3000);
+});
+
+test('a target that exits before sampling starts: nothing of paranode keeps running', () => {
+  // in its own process: a sampling timer left behind would keep that process alive (paranode run hung this way)
+  const api = JSON.stringify(path.join(__dirname, '..', 'src', 'api'));
+  const script = `const { Session } = require(${api});
+    (async () => { const s = await Session.launch([process.execPath, '-e', 'process.exitCode = 4'], []); await s.waitForExit(); s.startSampling(50); console.log('exited', s.exitCode); })();`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.signal, null, `still running after 60 s: ${r.stderr}`);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^exited 4$/m);
 });

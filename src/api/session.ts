@@ -471,6 +471,8 @@ export class Session extends EventEmitter {
   startSampling(ms = this.intervalMs): void {
     this.intervalMs = ms;
     if (this.samplerTimer) clearInterval(this.samplerTimer);
+    // a target that exited (or was detached) before sampling began: a timer now would never be cleared
+    if (this.exited || this.detached) return;
     this.samplerTimer = setInterval(() => { this.sample().catch(() => undefined); }, ms);
   }
 
