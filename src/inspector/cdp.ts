@@ -72,7 +72,10 @@ export class Cdp extends EventEmitter {
     const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true });
     if (r.exceptionDetails) {
       const ex = r.exceptionDetails.exception;
-      throw new CdpError('Runtime.evaluate', (ex && (ex.description ?? String(ex.value))) || r.exceptionDetails.text);
+      const message = (ex && (ex.description ?? String(ex.value))) || r.exceptionDetails.text;
+      // V8's termination exception: the thread is being torn down (a worker exiting, process.exit)
+      if (message === 'illegal access') throw new TargetGoneError('Runtime.evaluate: the thread is terminating');
+      throw new CdpError('Runtime.evaluate', message);
     }
     return r.result.value as T;
   }
