@@ -2,7 +2,7 @@
 // bottleneck (hypothesis, function, thread) by itself, within the cost limit's
 // search, through the library API and the CLI.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -20,7 +20,7 @@ async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] =
   let stderr = '';
   const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '60'] }, {
     cwd: DEMO, stdio: 'pipe', ...opts,
-    onStart: (_c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; }); s.child!.stdout!.resume(); },
+    onStart: (c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; }); s.child!.stdout!.resume(); opts.onStart?.(c, s); },
   });
   session.child!.kill();
   return { d: diagnosis, pid: session.pid, stderr };
@@ -36,6 +36,7 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.equal(b.source, 'cpu-bound.js:12');
   assert.equal(b.thread, `${pid}/main`);
   assert.ok(b.value >= b.threshold && b.threshold === 0.2);
+  assert.equal(b.shareOf, 'cpu');
   assert.ok(b.interval[0] < b.interval[1]);
   // its own code (with the built-ins it calls) runs in most stack samples: its calls into node:crypto are tested
   assert.ok(b.self !== undefined && b.self >= 0.1, `own code in ${b.self} of stack samples`);
@@ -54,6 +55,29 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // the search history graph: every node below the top has a parent that held
   for (const n of d.searchHistory) if (n.parent !== null) assert.equal(d.searchHistory[n.parent - 1].state, 'true');
   assert.equal(d.cost.limit, 0.05);
+});
+
+test('cpu-bound demo starved of CPU (one core shared with three busy processes): still hashRecord, a share of the CPU time it got', async () => {
+  // three busy loops and the target on one core (the first this process may run on): the target gets about a
+  // quarter of it (the loops end by themselves after 2 minutes, should this test die before killing them)
+  const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];
+  const busy = [0, 1, 2].map(() => spawn('taskset', ['-c', core, process.execPath, '-e', 'const end = Date.now() + 120e3; while (Date.now() < end);'], { stdio: 'ignore' }));
+  try {
+    const { d } = await diagnoseDemo('cpu-bound', {
+      onStart: (_c, s) => assert.equal(spawnSync('taskset', ['-a', '-p', '-c', core, String(s.pid)]).status, 0),
+    });
+    const whole = d.searchHistory.find((n) => n.hypothesis === 'cpu_bound' && n.parent === null)!;
+    // the thread ran a fraction of the time: a share of wall time would put hashRecord under 20%
+    assert.ok(whole.state === 'true' && whole.value! < 0.5, `whole program: ${whole.state} ${whole.value}`);
+    const b = first(d, 'cpu_bound');
+    assert.ok(b, JSON.stringify(d.bottlenecks));
+    assert.equal(b.focus, '/Code/cpu-bound.js/hashRecord');
+    assert.equal(b.shareOf, 'cpu');
+    assert.ok(b.value >= b.threshold && b.value <= 1, `hashRecord ${b.value}`);
+    assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+  } finally {
+    for (const p of busy) p.kill();
+  }
 });
 
 test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at its awaiting callers', async () => {
@@ -90,7 +114,8 @@ test('CLI: paranode diagnose -- node app.js prints the ranked report and writes 
   assert.match(r.stdout, /at \/Code\/async-wait\.js\/fetchProfile/);
   assert.match(r.stderr, /TRUE {2}waiting @ \/Code\/async-wait\.js\/fetchProfile/);
   const d = JSON.parse(fs.readFileSync(json, 'utf8')) as Diagnosis;
-  assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'source', 'thread', 'threshold', 'value']);
+  assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'shareOf', 'source', 'thread', 'threshold', 'value']);
+  assert.equal(d.bottlenecks[0].shareOf, 'time');
   assert.equal(d.bottlenecks[0].threshold, 0.6);
   assert.equal(d.bottlenecks[0].source, 'async-wait.js:23');
   assert.ok(Array.isArray(d.searchHistory) && d.searchHistory.every((n) => ['cpu_bound', 'waiting'].includes(n.hypothesis)));

@@ -27,12 +27,19 @@ export interface Hypothesis {
    * test and taken off its value (Li and Zhang's intrusion compensation).
    */
   compensate?: 'cpuPair' | 'wallPair';
+  /**
+   * In /Code, values are shares of the CPU time the thread got (the
+   * whole-program metric over the same window), not of its wall time: a
+   * CPU-bound program that gets part of a CPU (another busy process beside
+   * it) still shows each function's true share of its work.
+   */
+  codeShareOfCpu?: boolean;
 }
 
 export const HYPOTHESES: readonly Hypothesis[] = [
   // Refined by inclusive CPU time (native and built-in callees count for their
   // caller): the bottleneck named is the deepest function on the hot path.
-  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair' },
+  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair', codeShareOfCpu: true },
   { name: 'waiting', title: 'Waiting: the event loop idles on awaited promises, callbacks, timers or I/O', metric: 'event_loop_idle', codeMetric: 'await_wait', threshold: 0.5, inclusive: true },
   { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true, onStack: true },
   { name: 'event_loop_blocked', title: 'Event loop blocked by long tasks', metric: 'event_loop_blocked', threshold: 0.5 },

@@ -12,8 +12,10 @@ export interface Bottleneck {
   hypothesis: string;
   /** the most specific focus it holds at ('/Process/<host>:<pid>' for the whole program) */
   focus: string;
-  /** fraction of one thread's time */
+  /** fraction of one thread's time (shareOf 'cpu': of the CPU time it got) */
   value: number;
+  /** 'cpu': value is a share of the thread's CPU time (cpu_bound in /Code), 'time': of its wall time */
+  shareOf: 'time' | 'cpu';
   threshold: number;
   /** seconds since the search started */
   interval: [number, number];
@@ -86,7 +88,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
       if (nodes.some((k) => k.parent === n.id && isTrue(k))) continue;
       if (h.inclusive && nodes.some((k) => k !== n && isTrue(k) && k.hypothesis === n.hypothesis && explains(n, k))) continue;
     }
-    const base = { hypothesis: n.hypothesis, value: n.value ?? 0, threshold: n.threshold, source: n.source ?? null, thread: n.thread ?? null, ...(self !== undefined ? { self } : {}) };
+    const base = { hypothesis: n.hypothesis, value: n.value ?? 0, shareOf: n.shareOf ?? 'time' as const, threshold: n.threshold, source: n.source ?? null, thread: n.thread ?? null, ...(self !== undefined ? { self } : {}) };
     if (n.parent === null) {
       for (const p of phases[n.hypothesis]) out.push({ ...base, focus: processFocus, interval: p, value: mean(n.tests.filter((t) => t.verdict && t.from >= p[0] && t.to <= p[1])) });
       continue;
@@ -136,7 +138,7 @@ export function renderDiagnosis(d: Diagnosis): string {
     lines.push(`${String(i + 1).padStart(2)}. ${hypothesis(b.hypothesis).title}`);
     lines.push(`    at ${b.focus}${b.thread && !b.focus.includes('/Thread/') ? `  (thread ${b.thread})` : ''}`);
     const self = b.self !== undefined ? `; its own code in ${pct(b.self)} of stack samples` : '';
-    lines.push(`    ${pct(b.value)} of a thread's time (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
+    lines.push(`    ${pct(b.value)} of ${b.shareOf === 'cpu' ? "the thread's CPU time" : "a thread's time"} (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
   });
   return lines.join('\n') + '\n';
 }

@@ -57,8 +57,10 @@ export interface SearchNode {
   /** '' is the whole program */
   focus: string;
   state: NodeState;
-  /** the last test's value, a fraction of one thread's time */
+  /** the last test's value, a fraction of one thread's time (shareOf 'cpu': of its CPU time) */
   value?: number;
+  /** 'cpu': the value is a share of the CPU time the thread got in the window, not of its wall time */
+  shareOf?: 'cpu';
   threshold: number;
   /** the thread whose value decided (for a focus over several threads) */
   thread?: string;
@@ -98,6 +100,8 @@ interface Active {
   seconds: number;
   /** the calls of the tested function (call site), counted for intrusion compensation */
   calls?: { inst: MetricInstance; start?: Map<string, number>; timings: number };
+  /** the thread's CPU time (the whole-program test's instance): the value is a share of it */
+  cpu?: { inst: MetricInstance; start?: Map<string, number> };
 }
 
 export class PerformanceConsultant extends EventEmitter {
@@ -218,9 +222,12 @@ export class PerformanceConsultant extends EventEmitter {
       const level = this.level(node);
       const fn = h.compensate && (level === 'function' || level === 'callsite');
       const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus), timings: level === 'callsite' ? await this.timingsPerCall(node) : 1 } : undefined;
+      const top = h.codeShareOfCpu && level ? this.active.find((a) => a.permanent && a.node === this.topOf(node)) : undefined;
+      const cpu = top ? { inst: top.inst } : undefined;
       node.state = 'testing';
       node.note = undefined;
-      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls });
+      if (cpu) node.shareOf = 'cpu';
+      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu });
       this.emit('node', node);
     } catch (e) {
       node.state = 'not testable';
@@ -235,9 +242,13 @@ export class PerformanceConsultant extends EventEmitter {
     const dt = t - a.start!.t;
     const calls = a.calls?.inst.threadTotals();
     const each = a.calls && this.cal ? a.calls.timings * this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
+    const cpu = a.cpu?.inst.threadTotals();
     for (const [k, v] of a.inst.threadTotals()) {
       const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
-      out.set(k, dt > 0 ? Math.max(0, v - (a.start!.totals.get(k) ?? 0) - n * each) / dt : 0);
+      // a share of the CPU time the thread got; of the window's wall time if it got none
+      const got = cpu ? (cpu.get(k) ?? 0) - (a.cpu!.start?.get(k) ?? 0) : 0;
+      const per = cpu && got > 1e-3 * dt ? got : dt;
+      out.set(k, per > 0 ? Math.min(cpu ? 1 : Infinity, Math.max(0, v - (a.start!.totals.get(k) ?? 0) - n * each) / per) : 0);
     }
     return out;
   }
@@ -280,9 +291,15 @@ export class PerformanceConsultant extends EventEmitter {
     a.node.thread = at;
     a.node.state = verdict ? 'true' : 'false';
     if (partial) a.node.note = 'decided on a shortened test (the search ended)';
+    this.openWindow(a, t);
+    this.emit('node', a.node);
+  }
+
+  /** A test's window opens: the totals it is measured from. */
+  private openWindow(a: Active, t: number): void {
     a.start = { t, totals: a.inst.threadTotals() };
     if (a.calls) a.calls.start = a.calls.inst.threadTotals();
-    this.emit('node', a.node);
+    if (a.cpu) a.cpu.start = a.cpu.inst.threadTotals();
   }
 
   /** One step after each sample: judge finished tests, refine, keep the cost under the limit, start tests. */
@@ -295,8 +312,7 @@ export class PerformanceConsultant extends EventEmitter {
         // a test's window opens a settling time after its code went in: V8 re-optimizes
         // code whose handlers changed, which would count into a short window
         if (a.start || (!a.permanent && t - a.startedAt < SETTLE)) continue;
-        a.start = { t, totals: a.inst.threadTotals() };
-        if (a.calls) a.calls.start = a.calls.inst.threadTotals();
+        this.openWindow(a, t);
       }
       const observed = this.observeCost(t);
       for (const a of [...this.active]) {
