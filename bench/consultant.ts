@@ -10,6 +10,7 @@ import { Session } from '../src/api';
 import { TargetGoneError } from '../src/inspector/cdp';
 import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, sleep, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
+import * as fs from 'fs';
 import * as path from 'path';
 
 const DEMOS: { name: string; planted: (d: Diagnosis, heavy?: string) => boolean }[] = [
@@ -26,6 +27,13 @@ const MODES: { label: string; maxOverhead: number; maxTests?: number }[] = [
 
 const sd = (xs: number[]) => { const m = xs.reduce((a, b) => a + b, 0) / (xs.length || 1); return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length || 1)); };
 const pct = (x: number) => `${fmt(100 * x, 1)}%`;
+
+/** The machine's CPU time so far and the part of it stolen by the hypervisor (/proc/stat); share(): stolen since an earlier reading. */
+function stealNow(): { total: number; steal: number; share: (since: { total: number; steal: number }) => number } {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, x) => a + x, 0), steal = f[7] ?? 0;
+  return { total, steal, share: (s) => (total > s.total ? (steal - s.steal) / (total - s.total) : 0) };
+}
 
 async function searchDemo(name: string, mode: typeof MODES[number]): Promise<{ d: Diagnosis; heavy?: string }> {
   let stderr = '';
@@ -88,6 +96,8 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
   const body: string[] = [];
   const runs = opts.quick ? 1 : 3;
   const rows: string[][] = [];
+  // runs that missed the planted bottleneck or did not complete, and what they found instead
+  const misses: string[] = [];
   for (const demo of DEMOS) {
     for (const mode of MODES) {
       const times: number[] = [], avg: number[] = [], max: number[] = [], dev: number[] = [];
@@ -97,6 +107,11 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
         const { d, heavy } = await searchDemo(demo.name, mode);
         if (d.searchSeconds !== null) { times.push(d.searchSeconds); done++; }
         if (demo.planted(d, heavy)) named++;
+        else misses.push(`${demo.name}, ${mode.label}, run ${r + 1}: ranked first ${d.bottlenecks.slice(0, 3).map((b) => `${b.hypothesis} at ${b.focus || '(program)'} ${pct(b.value)}`).join('; ') || 'nothing'}${heavy ? ` (heavy worker: thread ${heavy})` : ''}`);
+        if (d.searchSeconds === null) {
+          const open = d.searchHistory.filter((n) => ['unknown', 'waiting', 'testing'].includes(n.state));
+          misses.push(`${demo.name}, ${mode.label}, run ${r + 1}: not complete after ${fmt(d.durationSeconds, 1)} s; undecided: ${open.map((n) => `${n.hypothesis} at ${n.focus} (${n.state}${n.note ? `: ${n.note}` : ''})`).join('; ')}`);
+        }
         const obs = d.cost.trace.map((x) => x.observed);
         avg.push(obs.reduce((a, b) => a + b, 0) / (obs.length || 1));
         max.push(Math.max(0, ...obs));
@@ -111,25 +126,33 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
     '0.6 s window while searching, as a share of the busiest thread\'s time: median over the runs of its average, maximum and standard deviation. ' +
     '"3 tests at once": no cost limit, at most three refinements tested at a time; "unlimited": every refinement as soon as its parent holds.', '',
     table(['demo', 'control', 'search time s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
+  if (misses.length) body.push('', 'Runs that missed the planted bottleneck or did not complete:', '', ...misses.map((m) => `- ${m}`));
 
   // long enough for a search under the limit to be under way for most of it
   const reps = opts.quick ? 300 : 600;
   const wrows: string[][] = [];
-  const bare: number[] = [];
-  const got = new Map<string, { during: number[]; slow: number[]; n: number[]; search: number[]; avg: number[] }>();
-  for (let r = 0; r < runs; r++) {
-    progress(`consultant: workload run ${r + 1}/${runs}: bare`);
+  const bare: number[] = [], bareSteal: number[] = [];
+  const got = new Map<string, { during: number[]; slow: number[]; n: number[]; search: number[]; avg: number[]; steal: number[] }>();
+  // more rounds than elsewhere: each compares runs made one after the other, and the host's load moves between them
+  const rounds = opts.quick ? 1 : 5;
+  for (let r = 0; r < rounds; r++) {
+    progress(`consultant: workload run ${r + 1}/${rounds}: bare`);
+    let st = stealNow();
     const b = (await workload(reps)).reps.map((x) => x.ms);
+    bareSteal.push(stealNow().share(st));
     bare.push(median(b));
     for (const mode of [MODES[0], MODES[2]]) {
-      progress(`consultant: workload run ${r + 1}/${runs}: ${mode.label}`);
+      progress(`consultant: workload run ${r + 1}/${rounds}: ${mode.label}`);
+      st = stealNow();
       const w = await workload(reps, mode);
+      const steal = stealNow().share(st);
       // the repetitions that ran while the search did (started after it began, ended before it was complete),
       // against the same repetitions (by index) of this round's bare run: the JIT's progress is the same
       const idx = w.reps.map((x, i) => [x, i] as const).filter(([x]) => x.at - x.ms >= w.span![0] && x.at <= w.span![1]).map(([, i]) => i);
       const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / (xs.length || 1);
-      const g = got.get(mode.label) ?? { during: [], slow: [], n: [], search: [], avg: [] };
+      const g = got.get(mode.label) ?? { during: [], slow: [], n: [], search: [], avg: [], steal: [] };
       got.set(mode.label, g);
+      g.steal.push(steal);
       if (idx.length) {
         g.during.push(mean(idx.map((i) => w.reps[i].ms)));
         g.slow.push(mean(idx.map((i) => w.reps[i].ms)) / mean(idx.map((i) => b[i] ?? b[b.length - 1])) - 1);
@@ -140,16 +163,18 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
       g.avg.push(obs.reduce((a, x) => a + x, 0) / (obs.length || 1));
     }
   }
-  wrows.push(['bare (no paranode)', '', '', fmt(median(bare), 0), '', '']);
+  wrows.push(['bare (no paranode)', '', '', fmt(median(bare), 0), '', '', bareSteal.map(pct).join(', ')]);
   for (const [label, g] of got) {
     wrows.push([`full search, ${label}`, fmt(median(g.search), 1), String(median(g.n)), fmt(median(g.during), 0),
-      `${pct(median(g.slow))} (${g.slow.map(pct).join(', ')})`, pct(median(g.avg))]);
+      `${pct(median(g.slow))} (${g.slow.map(pct).join(', ')})`, pct(median(g.avg)), g.steal.map(pct).join(', ')]);
   }
   body.push('', `(b) \`bench/targets/work.js esprima ${reps}\` (esprima parses its own source again and again; the program times each parse) ` +
     'launched under a diagnosis with all hypotheses. Rep ms: the mean time of the parses that ran entirely while the search was going on ' +
     '(from its start until every refinement was decided; bare: the median parse). Slowdown: that mean against the mean of the same parses ' +
-    `(by index) in the bare run of the same round, minus 1; median of ${runs} rounds (each round's), the modes taking turns.`, '',
-    table(['run', 'search s', 'parses during search', 'rep ms', 'slowdown', 'C_obs avg'], wrows));
+    `(by index) in the bare run of the same round, minus 1; median of ${rounds} rounds (each round's), the modes taking turns. ` +
+    'Steal: the share of the machine\'s CPU time the hypervisor gave to others during each round\'s run (/proc/stat), a measure of how ' +
+    'much the host\'s load moved between the runs compared.', '',
+    table(['run', 'search s', 'parses during search', 'rep ms', 'slowdown', 'C_obs avg', 'steal per round'], wrows));
   const prow: string[][] = [];
   for (let r = 0; r < runs; r++) {
     progress(`consultant: esprima against V8's profiler, run ${r + 1}/${runs}`);
