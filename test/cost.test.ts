@@ -1,11 +1,13 @@
 // The cost system's measuring half: calibration, and the observed cost of the
-// instrumentation (handler runs by cost class, priced by the calibration).
+// instrumentation (handler runs by cost class, priced by the calibration), and
+// the predicted cost of a request before it is inserted.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
+import { STATIC_ENTRY, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
 import { FIXTURES, lineRequests } from './support/helpers';
 
@@ -69,4 +71,23 @@ test('observed_cost: exact handler runs per cost class, priced by the calibratio
   await request('calls 10', /calls 10\n/);
   await s.sample();
   assert.ok(Math.abs(later.value().range![0] - 10 * classCost(c, 'slot:n1')[0] / 1e9 - (runs('tool') - toolBefore) / 1e6) < 1e-12);
+});
+
+test('predicted cost: each point its calibrated cost times its expected runs; a call site in a loop runs STATIC_TRIPS times per entry (two levels at most); a counted entry rate replaces the static one', async () => {
+  const c = await calibration();
+  const { session: s, manager: mm } = await MetricManager.launch([process.execPath, path.join(FIXTURES, 'loops.js')], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  await lineRequests(s.child!)('', /ready/);
+  const counter = classCost(c, 'slot:n1')[1] / 1e9;
+  const at = (focus: string, known?: (r: { function: string }) => number | undefined) => mm.predict('procedure_calls', `/Code/loops.js/${focus}`, 1, known);
+  // one counter at the entry: the static entry rate
+  assert.deepEqual(await at('looped'), { cost: STATIC_ENTRY * counter, points: 1 });
+  // one at each call of g
+  const close = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-9 * b, `${a} against ${b}`);
+  close((await at('once/g()')).cost, STATIC_ENTRY * counter);
+  close((await at('looped/g()')).cost, STATIC_ENTRY * STATIC_TRIPS * counter);
+  close((await at('nested/g()')).cost, STATIC_ENTRY * STATIC_TRIPS ** 2 * counter);
+  close((await at('deeper/g()')).cost, STATIC_ENTRY * STATIC_TRIPS ** 2 * counter);
+  // what the running program showed: the function's counted entries per second
+  close((await at('looped/g()', (r) => (r.function === 'looped' ? 3 : undefined))).cost, 3 * STATIC_TRIPS * counter);
 });

@@ -3,6 +3,7 @@
 // times the point's expected frequency. Frequencies start from static estimates
 // by point kind; what the running program shows corrects them: a function's
 // entry rate once it has been counted, or a factor over the static estimates.
+import type { PointInfo } from '../analysis/functions';
 import { pointMatches } from '../analysis/point-select';
 import type { Resource, Session } from '../api/session';
 import type { Placement, Plan } from '../mdl/evaluate';
@@ -11,10 +12,24 @@ import { Calibration, classCost } from './calibration';
 /**
  * Static estimates, runs per second of one point: a function of the program is
  * entered STATIC_ENTRY times a second, a wrapped built-in STATIC_BUILTIN times;
- * each call site, await and exit of a function runs as often as its entry.
+ * each exit of a function runs as often as its entry, each call site and await
+ * as often too, times the trips of the loops around it.
  */
 export const STATIC_ENTRY = 200;
 export const STATIC_BUILTIN = 50;
+/**
+ * A point inside a loop runs STATIC_TRIPS times per entry for each loop around
+ * it (two levels at most): a call site in a loop body was otherwise predicted
+ * as if it ran once per entry (createHash() in the cpu-bound demo's 20-round
+ * loop, 20 times too cheap).
+ */
+export const STATIC_TRIPS = 10;
+
+/** Runs of a point per entry of its function: STATIC_TRIPS per enclosing loop, two levels at most. */
+export function tripsOf(point: PointInfo, points: readonly PointInfo[]): number {
+  const loops = points.filter((l) => l.kind === 'loop' && l.pos <= point.pos && point.end <= l.end && l !== point).length;
+  return STATIC_TRIPS ** Math.min(2, loops);
+}
 
 /** The cost class a snippet's handler would have (see costClass in the runtime), from its MDL text. */
 export function snippetClass(snippet: string, how: 'slot' | 'wrap' | 'breakpoint'): string {
@@ -42,8 +57,7 @@ function runsOf(p: Placement, r: Resource, known?: EntryRate): number {
   const kind = p.point.startsWith('call') || p.point.startsWith('inner') ? 'call' : p.point;
   if (kind === 'entry' || kind === 'exit') return entry;
   if (kind === 'throw') return entry / 100;
-  const points = r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
-  return points * entry;
+  return r.points.filter((x) => pointMatches(p.point, x, r.points)).reduce((a, x) => a + tripsOf(x, r.points), 0) * entry;
 }
 
 export interface Prediction {
