@@ -4,7 +4,7 @@
 // run bare, in the same benchmark) next to the observed cost's low and high
 // bounds over exactly that part.
 import { calibration } from '../src/cost/calibration';
-import { predictPlan, STATIC_ENTRY } from '../src/cost/predict';
+import { predictPlan, STATIC_ENTRY, STATIC_TRIPS } from '../src/cost/predict';
 import { planRequest } from '../src/mdl/evaluate';
 import { MetricManager } from '../src/metrics/manager';
 import { BenchOptions, fmt, median, Proc, progress, Section, table, TARGETS } from './lib';
@@ -72,7 +72,7 @@ export async function benchCost(opts: BenchOptions): Promise<Section> {
     '(handler runs per cost class × calibrated cost: low as in optimized code, high as in code V8 did not optimize), median over the runs.', '',
     table(['workload', 'level', 'T ms', 'C_observed ms', 'C_low ms', 'C_high ms', 'C_observed', 'C_pred ms (of base T)'], rows), '',
     'C_pred: the predicted cost before insertion (src/cost/predict.ts: each point\'s handler at its calibrated high cost × static frequencies, ' +
-    `${STATIC_ENTRY} entries a second per function and a call site, await or exit as often as its entry), uncorrected as in the paper's Figure 3, × base T.`, '',
+    `${STATIC_ENTRY} entries a second per function, an exit as often as its entry, a call site or await as often times ${STATIC_TRIPS} per loop around it, two loops at most), uncorrected as in the paper's Figure 3, × base T.`, '',
     `Calibration used (ns per run, optimized / unoptimized): slot ${c.mechanism.slot.map((x) => fmt(x, 1)).join(' / ')}, ` +
     `counter ${c.primitive.n.map((x) => fmt(x, 2)).join(' / ')}, CPU timer start+stop ${c.primitive.cpuPair.map((x) => fmt(x, 0)).join(' / ')}, ` +
     `wall timer start+stop ${c.primitive.wallPair.map((x) => fmt(x, 0)).join(' / ')} (Node ${c.node}, measured ${c.measuredAt}).`);

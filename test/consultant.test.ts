@@ -12,8 +12,13 @@ import type { Diagnosis } from '../src/consultant/report';
 import { CLI, ROOT } from './support/helpers';
 
 const DEMO = path.join(ROOT, 'demo');
-/** the time each search must finish in (seconds from its start) */
-const WITHIN = 45;
+/**
+ * The time each search must finish in (seconds from its start). The longest is
+ * the cpu-bound demo under the 5% limit: its three call-site tests cost most of
+ * the thread each, so the search pauses after each to pay that back (37-41 s
+ * in docs/BENCHMARKS.md section 9).
+ */
+const WITHIN = 60;
 
 /** Diagnose a demo (it runs for 60 s; it is stopped when the diagnosis is done), with its stderr. */
 async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] = {}): Promise<{ d: Diagnosis; pid: number; stderr: string }> {
