@@ -1,8 +1,8 @@
 // The consultant's answer: the most specific true nodes of the search history
 // graph (true, with no true refinement), and the true functions whose own code
 // takes a large share of the time themselves, most important (largest share
-// of a thread's time they account for by themselves) first, each with the
-// interval it held in and its source.
+// of a thread's time they account for by themselves, over the part of the run
+// they held in) first, each with the interval it held in and its source.
 import { codeLevel } from './focus-parts';
 import { hypothesis } from './hypotheses';
 import { PHASE_END } from './search';
@@ -97,13 +97,17 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     const phase = phases[top(n).hypothesis].find(([a, b]) => a <= last.to && last.from <= b);
     out.push({ ...base, focus: n.focus, interval: phase ? [Math.min(phase[0], last.from), Math.max(phase[1], last.to)] : [last.from, last.to] });
   }
-  // a call site is a part of its function's own time: it ranks by no more than that
+  // a call site is a part of its function's own time: it ranks by no more than that; and a
+  // bottleneck counts for the part of the run it held in (a 1 s phase of the tool's own cost
+  // at 80% weighs less than a function at 60% all along)
   const weight = new Map<Bottleneck, number>();
+  const run = Math.max(c.now(), 1e-3);
   for (const b of out) {
     const n = nodes.find((k) => k.focus === b.focus && k.hypothesis === b.hypothesis);
     const up = n && n.parent !== null ? nodes[n.parent - 1] : undefined;
     const upSelf = up && codeLevel(b.focus, up.focus) === 'callsite' ? selfShare(up) : undefined;
-    weight.set(b, b.self ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value));
+    const held = Math.min(1, Math.max(0, b.interval[1] - b.interval[0]) / run);
+    weight.set(b, (b.self ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value)) * held);
   }
   out.sort((a, b) => weight.get(b)! - weight.get(a)!);
   const trace = c.costTrace;
