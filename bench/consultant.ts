@@ -28,6 +28,22 @@ const MODES: { label: string; maxOverhead: number; maxTests?: number }[] = [
 const sd = (xs: number[]) => { const m = xs.reduce((a, b) => a + b, 0) / (xs.length || 1); return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / (xs.length || 1)); };
 const pct = (x: number) => `${fmt(100 * x, 1)}%`;
 
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / (xs.length || 1);
+
+/** The repetitions work.js reported with WORK_STAMPS set: "rep <ms> <epoch ms at its end>". */
+const parseReps = (text: string) => [...text.matchAll(/^rep (\S+) (\d+)$/gm)].map((m) => ({ ms: Number(m[1]), at: Number(m[2]) }));
+
+/** Targets launched by `start` report their repetitions' times (WORK_STAMPS), the tool's own environment restored after. */
+async function withStamps<T>(start: () => Promise<T>): Promise<T> {
+  const saved = process.env.WORK_STAMPS;
+  process.env.WORK_STAMPS = '1';
+  try {
+    return await start();
+  } finally {
+    if (saved === undefined) delete process.env.WORK_STAMPS; else process.env.WORK_STAMPS = saved;
+  }
+}
+
 /** The machine's CPU time so far and the part of it stolen by the hypervisor (/proc/stat); share(): stolen since an earlier reading. */
 function stealNow(): { total: number; steal: number; share: (since: { total: number; steal: number }) => number } {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -52,22 +68,15 @@ async function searchDemo(name: string, mode: typeof MODES[number]): Promise<{ d
  */
 async function workload(reps: number, mode?: typeof MODES[number]): Promise<{ reps: { ms: number; at: number }[]; span?: [number, number]; d?: Diagnosis }> {
   const args = ['work.js', 'esprima', String(reps)];
-  const parse = (text: string) => [...text.matchAll(/^rep (\S+) (\d+)$/gm)].map((m) => ({ ms: Number(m[1]), at: Number(m[2]) }));
   const env = { ...process.env, WORK_STAMPS: '1' };
-  if (!mode) return { reps: parse(spawnSync(process.execPath, args, { cwd: TARGETS, encoding: 'utf8', env }).stderr) };
+  if (!mode) return { reps: parseReps(spawnSync(process.execPath, args, { cwd: TARGETS, encoding: 'utf8', env }).stderr) };
   let err = '', t0 = 0;
-  const saved = process.env.WORK_STAMPS;
-  process.env.WORK_STAMPS = '1';
-  try {
-    const { diagnosis } = await diagnose({ command: [process.execPath, ...args] }, {
-      cwd: TARGETS, stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, durationSeconds: 3600,
-      onStart: (_c, s) => { t0 = Date.now(); s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { err += x; }); s.child!.stdout!.resume(); },
-    });
-    const end = t0 + 1000 * (diagnosis.searchSeconds ?? diagnosis.durationSeconds);
-    return { reps: parse(err), span: [t0, end], d: diagnosis };
-  } finally {
-    if (saved === undefined) delete process.env.WORK_STAMPS; else process.env.WORK_STAMPS = saved;
-  }
+  const { diagnosis } = await withStamps(() => diagnose({ command: [process.execPath, ...args] }, {
+    cwd: TARGETS, stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, durationSeconds: 3600,
+    onStart: (_c, s) => { t0 = Date.now(); s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { err += x; }); s.child!.stdout!.resume(); },
+  }));
+  const end = t0 + 1000 * (diagnosis.searchSeconds ?? diagnosis.durationSeconds);
+  return { reps: parseReps(err), span: [t0, end], d: diagnosis };
 }
 
 /**
@@ -149,7 +158,6 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
       // the repetitions that ran while the search did (started after it began, ended before it was complete),
       // against the same repetitions (by index) of this round's bare run: the JIT's progress is the same
       const idx = w.reps.map((x, i) => [x, i] as const).filter(([x]) => x.at - x.ms >= w.span![0] && x.at <= w.span![1]).map(([, i]) => i);
-      const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / (xs.length || 1);
       const g = got.get(mode.label) ?? { during: [], slow: [], n: [], search: [], avg: [], steal: [] };
       got.set(mode.label, g);
       g.steal.push(steal);
@@ -207,11 +215,8 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
  * the toggled span, and the extra ms per switch.
  */
 async function switching(reps: number): Promise<{ switches: number; toggled: number; steady: number; perSwitch: number }> {
-  const parse = (text: string) => [...text.matchAll(/^rep (\S+) (\d+)$/gm)].map((m) => ({ ms: Number(m[1]), at: Number(m[2]) }));
-  const saved = process.env.WORK_STAMPS;
-  process.env.WORK_STAMPS = '1';
   const copies: { s: Session; err: string }[] = [];
-  try {
+  await withStamps(async () => {
     for (let i = 0; i < 2; i++) {
       const s = await Session.launch([process.execPath, 'work.js', 'esprima', String(reps)], [], { cwd: TARGETS, stdio: 'pipe' });
       const c = { s, err: '' };
@@ -220,15 +225,13 @@ async function switching(reps: number): Promise<{ switches: number; toggled: num
       s.startSampling(200);
       copies.push(c);
     }
-  } finally {
-    if (saved === undefined) delete process.env.WORK_STAMPS; else process.env.WORK_STAMPS = saved;
-  }
+  });
   const [a, b] = copies;
   let done = false;
   const exited = Promise.all(copies.map((c) => c.s.waitForExit()));
   void a.s.waitForExit().then(() => { done = true; });
   // until both have parsed a few times (esprima loaded, code optimized)
-  while (!done && (parse(a.err).length < 10 || parse(b.err).length < 10)) await sleep(100);
+  while (!done && (parseReps(a.err).length < 10 || parseReps(b.err).length < 10)) await sleep(100);
   const from = Date.now();
   let switches = 0;
   while (!done) {
@@ -247,9 +250,8 @@ async function switching(reps: number): Promise<{ switches: number; toggled: num
   }
   const to = Date.now();
   await exited;
-  const span = (c: { err: string }) => parse(c.err).filter((x) => x.at - x.ms >= from && x.at <= to).map((x) => x.ms);
+  const span = (c: { err: string }) => parseReps(c.err).filter((x) => x.at - x.ms >= from && x.at <= to).map((x) => x.ms);
   const ta = span(a), tb = span(b);
-  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / (xs.length || 1);
   const toggled = mean(ta), steady = mean(tb);
   return { switches, toggled, steady, perSwitch: switches ? ((toggled - steady) * ta.length) / switches : 0 };
 }
