@@ -5,7 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
 import { AGENT_ENV, AgentConfig } from './config';
-import { installCjsHook, installEsmHook } from './hooks';
+import { installLoadHooks } from './hooks';
 import { install, Runtime } from './runtime';
 
 const STARTED = Symbol.for('paranode.agent');
@@ -18,7 +18,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   const rt = install();
   rt.activate();
   if (config.cwd) rt.cwd = config.cwd;
-  if (config.prepareOnLoad) { installCjsHook(rt); installEsmHook(rt); }
+  if (config.prepareOnLoad) installLoadHooks(rt);
   for (const p of config.probes ?? []) rt.addProbe(p);
   const g = globalThis as any;
   const previous = g[STARTED] as { config: AgentConfig } | undefined;

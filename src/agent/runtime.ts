@@ -12,6 +12,8 @@ import { describePoint } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
+import { Disguise } from './disguise';
+import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
 
@@ -79,6 +81,14 @@ const VECTOR = /\$(fn|mod)$/;
 
 function noop(): void { /* disabled point */ }
 
+/** Run the pre-call snippets, then hand $pnC the post-call handler. */
+function preThenPost(pre: Handler, post: Handler): Handler {
+  return function ($0?: unknown, $1?: unknown, $2?: unknown, $3?: unknown, $4?: unknown, $5?: unknown, $6?: unknown, $7?: unknown) {
+    pre($0, $1, $2, $3, $4, $5, $6, $7);
+    return post;
+  } as Handler;
+}
+
 /** paranode's own files (dist/src): left out of stack samples */
 const OWN_CODE = path.resolve(__dirname, '..');
 
@@ -145,6 +155,8 @@ export class Runtime {
   private seq = 0;
   /** snippets by "script:fn:slot" */
   private readonly at = new Map<string, SnippetAt[]>();
+  /** the compiled handler of each "script:fn:slot" that has snippets */
+  private readonly own = new Map<string, Handler>();
   private readonly perf = globalThis.performance;
   readonly now = (): number => this.perf.now();
   /** process-time clock in ms: the thread's own (native, see native/thread_cpu.c) once a CPU timer is used */
@@ -167,6 +179,8 @@ export class Runtime {
   private gcObserver: PerformanceObserver | null = null;
   /** files and message channels seen, for counters and timers indexed by them */
   readonly instances = new Instances(this);
+  /** shows the program its own text and positions in scripts prepared at load */
+  readonly disguise = new Disguise();
   /** undo steps registered by whoever hooked into the thread (the load hook) */
   readonly onDeactivate: (() => void)[] = [];
 
@@ -185,7 +199,8 @@ export class Runtime {
   }
 
   registerScript(no: number, module: string, analysis: ScriptAnalysis, setGuard?: (fn: number, v: unknown) => void,
-    filename = module, how: Mechanism = 'liveedit', noSlot?: [number, number][]): void {
+    filename = module, how: Mechanism = 'liveedit', noSlot?: [number, number][], layout?: ScriptLayout): void {
+    if (layout) this.disguise.add(no, filename, layout);
     const names = analysis.functions.map((f) => `${f.module ?? module}/${f.name}`);
     const rec: ScriptRecord = {
       no, module, analysis, filename, how, names,
@@ -369,13 +384,28 @@ export class Runtime {
     const fnInfo = rec.analysis.functions[fn];
     // a new frozen array per change: V8 folds element loads from a frozen constant,
     // so with the constant guard cell the handler call is as good as written inline
-    const arr = [...(rec.handlers.get(fn) ?? new Array(2 * fnInfo.points.length).fill(noop))];
     const list = this.at.get(key) ?? [];
-    arr[slot] = list.length ? this.compile(list, rec.how) : noop;
+    const h = list.length ? this.compile(list, rec.how) : noop;
+    if (h === noop) this.own.delete(key); else this.own.set(key, h);
+    const arr = [...(rec.handlers.get(fn) ?? new Array(2 * fnInfo.points.length).fill(noop))];
+    arr[slot] = h;
+    // a call point's pre-call slot ($pnC(G&&G[2k](..), CALL)) hands back its post-call handler
+    const k = slot >> 1;
+    if (fnInfo.points[k]?.kind === 'call') {
+      const pre = this.own.get(`${no}:${fn}:${2 * k}`) ?? noop;
+      const post = this.own.get(`${no}:${fn}:${2 * k + 1}`) ?? noop;
+      arr[2 * k] = post === noop ? pre : pre === noop ? () => post : preThenPost(pre, post);
+      arr[2 * k + 1] = post;
+    }
     Object.freeze(arr);
     rec.handlers.set(fn, arr);
-    const any = arr.some((h) => h !== noop);
+    const any = arr.some((x) => x !== noop);
     rec.setGuard(fn, any && this.active ? arr : 0);
+  }
+
+  /** A point's pre-call handler; the array holds it composed with the post-call one (see rebuild). */
+  handler(no: number, fn: number, slot: number): Handler {
+    return this.own.get(`${no}:${fn}:${slot}`) ?? noop;
   }
 
   private compile(list: SnippetAt[], how: Mechanism): Handler {
@@ -551,6 +581,7 @@ export class Runtime {
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();
     this.at.clear();
+    this.own.clear();
     for (const rec of this.scripts.values()) rec.handlers.clear();
     // the tool gives LiveEdited scripts their text back and its breakpoints go with
     // it: a later session must not take them for prepared
@@ -620,8 +651,9 @@ export function install(): Runtime {
   // Its inner call site is shared by every slot of the program (megamorphic), so
   // empty handlers are skipped by a comparison instead of being called.
   const P = function (G: any, s: number, v?: unknown) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
-  // $pnC(pre, G, s, v): the pre-call handler already ran as an argument; run the post-call one.
-  const Cc = function (_pre: unknown, G: any, s: number, v: unknown) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
+  // $pnC(post, v): the pre-call handler ran as the first argument and gave back the
+  // post-call one (or nothing); two arguments keep the caller's frame small
+  const Cc = function (post: unknown, v: unknown) { if (typeof post === 'function' && post !== noop) post(v); return v; };
   for (const [name, fn] of [['$pnP', P], ['$pnC', Cc]] as const) {
     if (!Object.prototype.hasOwnProperty.call(g, name)) Object.defineProperty(g, name, { value: fn, writable: false, configurable: false, enumerable: false });
   }

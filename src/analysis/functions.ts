@@ -53,21 +53,18 @@ export interface ScriptAnalysis {
 type Node = acorn.Node & Record<string, any>;
 
 export function parseSource(source: string, sourceType?: 'script' | 'module'): { ast: Node; sourceType: 'script' | 'module' } {
-  const opts: acorn.Options = {
-    ecmaVersion: 'latest',
-    locations: true,
-    allowHashBang: true,
-    allowReturnOutsideFunction: true,
-    allowAwaitOutsideFunction: true,
-    allowImportExportEverywhere: false,
-  };
-  if (sourceType) return { ast: acorn.parse(source, { ...opts, sourceType }) as Node, sourceType };
+  const opts: acorn.Options = { ecmaVersion: 'latest', locations: true, allowHashBang: true };
+  // a CommonJS module is a function body (`return` at top level); `await` is an
+  // identifier there, as in any script
+  const script: acorn.Options = { ...opts, sourceType: 'script', allowReturnOutsideFunction: true };
+  const module: acorn.Options = { ...opts, sourceType: 'module' };
+  if (sourceType) return { ast: acorn.parse(source, sourceType === 'module' ? module : script) as Node, sourceType };
   // CommonJS is parsed as a script; fall back to module for ESM syntax.
   try {
-    return { ast: acorn.parse(source, { ...opts, sourceType: 'script' }) as Node, sourceType: 'script' };
+    return { ast: acorn.parse(source, script) as Node, sourceType: 'script' };
   } catch (e) {
     try {
-      return { ast: acorn.parse(source, { ...opts, sourceType: 'module' }) as Node, sourceType: 'module' };
+      return { ast: acorn.parse(source, module) as Node, sourceType: 'module' };
     } catch {
       throw e;
     }
@@ -146,15 +143,23 @@ function paramName(p: Node): string | null {
   return null;
 }
 
-function simpleArg(a: Node, source: string): string | null {
-  if (a.type === 'Identifier' && a.name !== 'undefined') return a.name;
-  if (a.type === 'Literal' && !(a as any).regex) return source.slice(a.start, a.end);
-  if (a.type === 'ThisExpression') return 'this';
+function simpleArg(a: Node, source: string, params: Set<string>, thisReady: boolean): string | null {
+  if (a.type === 'Identifier' && params.has(a.name)) return a.name;
+  if (a.type === 'Literal' && !(a as any).regex && typeof (a as any).bigint !== 'string') return source.slice(a.start, a.end);
+  if (a.type === 'ThisExpression' && thisReady) return 'this';
   return null;
 }
 
+/** Is the call skipped when an optional link before it (its own `?.()` or one in its callee chain) meets a nullish value? */
+function shortCircuits(call: Node): boolean {
+  for (let c: Node | undefined = call; c && (c.type === 'CallExpression' || c.type === 'MemberExpression'); c = c.type === 'CallExpression' ? c.callee : c.object) {
+    if (c.optional) return true;
+  }
+  return false;
+}
+
 /** Function declarations that would clash if the body were moved into a block. */
-function tryWrapConflict(body: Node[], strict: boolean): string | undefined {
+function tryWrapConflict(body: Node[], strict: boolean, params: Set<string>): string | undefined {
   const fnNames = new Map<string, number>();
   const varNames = new Set<string>();
   const collectVars = (n: Node | null | undefined, inFn: boolean): void => {
@@ -175,6 +180,9 @@ function tryWrapConflict(body: Node[], strict: boolean): string | undefined {
   }
   for (const [name, count] of fnNames) {
     if (varNames.has(name)) return `function ${name} is also declared with var`;
+    // sloppy: a body-level function of a parameter's name (or `arguments`) sets the
+    // parameter (and arguments[i]); inside a block it would not (Annex B.3.3)
+    if (!strict && (params.has(name) || name === 'arguments')) return `function ${name} has the name of a parameter`;
     if (strict && count > 1) return `function ${name} is declared twice`;
   }
   return undefined;
@@ -206,22 +214,37 @@ export interface AnalyzedFunction extends FunctionInfo {
   /** node of each point (call / await / return / loop) in the same order as points */
   pointNodes: (Node | null)[];
   usesEval: boolean;
+  /** defined inside a `with` statement: every free name, ours too, is looked up on its object first */
+  withScope: boolean;
+  /** points that must get no slot, with the reason */
+  pointNoSlot: Map<number, string>;
 }
+
+/** What a point's surroundings allow: inside `with` (of this function or one around it); `this` readable without a TDZ. */
+interface Context { inWith: boolean; thisReady: boolean }
 
 /**
  * Walk the AST and collect functions with their own points (points of nested
  * functions belong to the nested function).
  */
-export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'module'): AnalyzedFunction[] {
+export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'module', classes: [number, number][] = []): AnalyzedFunction[] {
   const out: AnalyzedFunction[] = [];
   const lineOf = lineIndex(source);
 
-  const visit = (n: Node, parent: Node | undefined, grand: Node | undefined, fnIdx: number, strict: boolean): void => {
+  // per function: its call points' argument nodes and its let/const/class names,
+  // to decide at its end which arguments a pre-call slot may read (simpleArgs)
+  const callArgs = new Map<number, [PointInfo, Node[], boolean][]>();
+  const lexical = new Map<number, Set<string>>();
+
+  const visit = (n: Node, parent: Node | undefined, grand: Node | undefined, fnIdx: number, strict: boolean, ctx: Context): void => {
     if (!n || typeof n.type !== 'string') return;
     let curFn = fnIdx;
     let curStrict = strict;
+    let curCtx = ctx;
     if (n.type === 'ClassDeclaration' || n.type === 'ClassExpression') {
       curStrict = true;
+      classes.push([n.start, n.end]);
+      if (n.superClass) (n.body as any).__derived = true;
       const name = n.id?.name ?? (parent?.type === 'VariableDeclarator' && parent.id.type === 'Identifier' ? parent.id.name : null);
       (n.body as any).__className = name;
     }
@@ -251,23 +274,34 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         strict: curStrict,
         pointNodes: [],
         usesEval: false,
+        withScope: ctx.inWith,
+        pointNoSlot: new Map(),
       };
       if (n.body.type === 'BlockStatement') {
-        const why = tryWrapConflict(bodyStmts, curStrict);
+        const why = tryWrapConflict(bodyStmts, curStrict, new Set(f.params.filter((x): x is string => !!x)));
         if (why) f.noTryWrap = why;
       }
       out.push(f);
       curFn = f.index;
+      // `this` before super() in a derived class's constructor (and its arrows) is a ReferenceError
+      if (n.type !== 'ArrowFunctionExpression') {
+        curCtx = { ...ctx, thisReady: !(parent?.type === 'MethodDefinition' && parent.kind === 'constructor' && grand?.__derived) };
+      }
       addPoint(f, 'entry', n.body.start, null, undefined, n.body.end);
     } else if (curFn >= 0) {
       const f = out[curFn];
       if (n.type === 'ReturnStatement') addPoint(f, 'exit', n.start, n, 'return');
       else if ((n.type === 'CallExpression' || n.type === 'NewExpression') && n.callee.type !== 'Super' && n.callee.type !== 'Import') {
         if (n.callee.type === 'Identifier' && n.callee.name === 'eval') f.usesEval = true;
-        else if (!(n.type === 'CallExpression' && n.optional) && !isTagged(parent, n)) {
+        else if (!isTagged(parent, n)) {
           const p = addPoint(f, 'call', n.start, n);
           p.callee = source.slice(n.callee.start, n.callee.end).replace(/\s+/g, ' ').slice(0, 80);
-          p.simpleArgs = n.arguments.map((a: Node) => simpleArg(a, source));
+          const list = callArgs.get(f.index) ?? [];
+          list.push([p, n.arguments, curCtx.thisReady]);
+          callArgs.set(f.index, list);
+          // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
+          // around it would run (and end the short-circuit) where the call does not
+          if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
         }
       } else if (LOOP_TYPES.has(n.type)) addPoint(f, 'loop', n.start, n);
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
@@ -275,16 +309,44 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         addPoint(f, 'resume', n.end, n);
       } else if (n.type === 'Identifier' && n.name === 'eval') f.usesEval = true;
       else if (n.type === 'WithStatement') f.usesEval = true;
+      else if (n.type === 'VariableDeclaration' && n.kind !== 'var') {
+        const names = lexical.get(f.index) ?? new Set<string>();
+        for (const d of n.declarations) collectPatternNames(d.id, names);
+        lexical.set(f.index, names);
+      } else if (n.type === 'ClassDeclaration' && n.id) {
+        const names = lexical.get(f.index) ?? new Set<string>();
+        names.add(n.id.name);
+        lexical.set(f.index, names);
+      }
+      if (ctx.inWith && !f.withScope && f.points.length && f.pointNodes[f.points.length - 1] === n) {
+        for (let i = f.points.length - 1; i >= 0 && f.pointNodes[i] === n; i--) f.pointNoSlot.set(i, 'inside a with statement: a slot would be looked up on its object');
+      }
     }
+    if (n.type === 'WithStatement') {
+      visit(n.object, n, parent, curFn, curStrict, curCtx);
+      visit(n.body, n, parent, curFn, curStrict, { ...curCtx, inWith: true });
+      return;
+    }
+    if (n.type === 'PropertyDefinition' || n.type === 'StaticBlock') curCtx = { ...curCtx, thisReady: true };
     for (const key of Object.keys(n)) {
       if (key === 'loc' || key.startsWith('__')) continue;
       const v = (n as any)[key];
       if (Array.isArray(v)) {
-        for (const c of v) if (c && typeof c.type === 'string') visit(c, n, parent, curFn, curStrict);
-      } else if (v && typeof v === 'object' && typeof v.type === 'string') visit(v, n, parent, curFn, curStrict);
+        for (const c of v) if (c && typeof c.type === 'string') visit(c, n, parent, curFn, curStrict, curCtx);
+      } else if (v && typeof v === 'object' && typeof v.type === 'string') visit(v, n, parent, curFn, curStrict, curCtx);
     }
     if (FUNCTION_TYPES.has(n.type)) {
       const f = out[curFn];
+      // a pre-call slot reads an argument only where the read cannot be observed:
+      // a parameter no let/const/class of the function shadows (no getter, no
+      // TDZ), in a function without eval or with; a literal; `this` once bound
+      const lex = lexical.get(f.index);
+      const params = new Set(f.usesEval || f.withScope ? [] : f.params.filter((x): x is string => !!x && !lex?.has(x)));
+      for (const [p, argNodes, thisReady] of callArgs.get(f.index) ?? []) {
+        p.simpleArgs = argNodes.map((a) => simpleArg(a, source, params, thisReady));
+      }
+      callArgs.delete(f.index);
+      lexical.delete(f.index);
       if (n.body.type === 'BlockStatement') addPoint(f, 'exit', n.body.end - 1, null, 'end', n.body.end);
       else addPoint(f, 'exit', n.body.start, n.body, 'return');
       if (!f.noTryWrap) addPoint(f, 'exit', n.end, null, 'throw');
@@ -300,7 +362,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
     return p;
   };
 
-  visit(ast, undefined, undefined, -1, sourceType === 'module');
+  visit(ast, undefined, undefined, -1, sourceType === 'module', { inWith: false, thisReady: true });
   return out;
 }
 
@@ -344,12 +406,13 @@ function uniquifyNames(fns: FunctionInfo[]): void {
 /** Where a script came from, to name its functions by their original sources. */
 export interface Naming { filename?: string; cwd: string }
 
-export function analyzeScript(source: string, sourceType?: 'script' | 'module', naming?: Naming): { analysis: ScriptAnalysis; fns: AnalyzedFunction[] } {
+export function analyzeScript(source: string, sourceType?: 'script' | 'module', naming?: Naming): { analysis: ScriptAnalysis; fns: AnalyzedFunction[]; classes: [number, number][] } {
   const parsed = parseSource(source, sourceType);
-  const fns = analyzeAst(parsed.ast, source, parsed.sourceType);
+  const classes: [number, number][] = [];
+  const fns = analyzeAst(parsed.ast, source, parsed.sourceType, classes);
   if (naming) applySourceMap(source, fns, naming);
   uniquifyNames(fns);
-  return { analysis: { functions: fns.map(publicInfo), sourceType: parsed.sourceType }, fns };
+  return { analysis: { functions: fns.map(publicInfo), sourceType: parsed.sourceType }, fns, classes };
 }
 
 function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming): void {

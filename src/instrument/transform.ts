@@ -4,27 +4,46 @@
 // slot costs nothing in optimized code; switching instrumentation on later is
 // an assignment in the in-target runtime, never another code change.
 //
-// Generated code only ever *inserts* text and never adds a newline, so line
-// numbers in stack traces stay the same. The shapes used:
-//   entry      if($pnS_F)$pnS_F[0](a,b);            after the directive prologue
-//   return     return $pnP($pnS_F,s,EXPR)           pass-through helper, no temporaries
-//   end        ;if($pnS_F)$pnS_F[s]();              before the closing brace
+// Correct by construction: every insertion is either one half of a *wrap*
+// around an expression the parser delimited (the wrapped text keeps its
+// grammar: operands are parenthesized, so a sequence never becomes several
+// arguments) or a whole *statement* placed where a statement may stand. A last
+// pass separates inserted text from an adjacent identifier character
+// (`return-1`, `"x"in f()`, `else(0,f)()`), so no keyword is glued to ours.
+// Text is only inserted, never a newline, so line numbers in stack traces stay.
+// The shapes used:
+//   entry      if(G)G[0](a,b);                       after '{' or the directive prologue
+//   return x   return $pnP(G,s,(x))                  pass-through helper, no temporaries
+//   return;    {if(G)G[s]();return;}                 no operand added (an async generator's
+//                                                    `return x` awaits x, a bare one does not)
+//   end        ;if(G)G[s]();                         after the last statement
 //   throw      try{ ... }catch($pnE){...;throw $pnE}  rethrows the same object
-//   call       $pnC(pre, $pnS_F, s, CALL)           callee text untouched (error messages stay)
-//   await      $pnP(G,r,await $pnP(G,a,X))          suspension and resumption
+//   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
+//                                                    one (or nothing); callee text untouched
+//   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
+// Points where a slot would be observable (inside `with`, a call in an optional
+// chain after its `?.`) get none and are reported.
 // Handler slot numbering: G[2k] is the (pre) handler of point k, G[2k+1] the
 // post-call handler of a call point.
-import { AnalyzedFunction, analyzeScript, Naming, ScriptAnalysis } from '../analysis/functions';
+import { AnalyzedFunction, analyzeScript, lineIndex, Naming, ScriptAnalysis } from '../analysis/functions';
+import { functionTextRange, scriptLayout, ScriptLayout } from './layout';
 
 export type PrepareMode = 'load' | 'liveedit';
 
+/**
+ * One piece of inserted text. Pieces at one position go: closes of wraps
+ * (inner first), then text that ends what came before, then text that begins
+ * what follows, then opens of wraps (outer first). A wrap's halves share
+ * start, end and id; of two wraps over the same range the one made first is
+ * the outer (points are made in source order, parents before children).
+ */
 export interface Insertion {
   pos: number;
   text: string;
-  /** ordering class at one position: closes, then after-plain, then before-plain, then opens */
-  cls: 0 | 1 | 2 | 3;
-  /** tie-break within the class */
-  key: number;
+  phase: 0 | 1 | 2 | 3;
+  start: number;
+  end: number;
+  id: number;
   fn: number;
   point: number;
 }
@@ -34,6 +53,8 @@ export interface PreparedScript {
   analysis: ScriptAnalysis;
   /** points that received no slot, with the reason (point index per function) */
   unslotted: { fn: number; point: number; reason: string }[];
+  /** where the insertions are in the prepared text (for the runtime to show the program its own) */
+  layout: ScriptLayout;
 }
 
 export function slotGlobal(scriptNo: number, fn: number): string {
@@ -46,12 +67,23 @@ const ASSIGN_LIKE = new Set(['AssignmentExpression', 'ArrowFunctionExpression', 
 export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo: number, mode: PrepareMode): { ins: Insertion[]; unslotted: PreparedScript['unslotted'] } {
   const ins: Insertion[] = [];
   const unslotted: PreparedScript['unslotted'] = [];
-  const add = (fn: number, point: number, pos: number, text: string, cls: Insertion['cls'], key: number) =>
-    ins.push({ pos, text, cls, key, fn, point });
+  let ids = 0;
+  const plain = (fn: number, point: number, pos: number, text: string, phase: 1 | 2) =>
+    ins.push({ pos, text, phase, start: pos, end: pos, id: ids++, fn, point });
+  const wrap = (fn: number, point: number, start: number, end: number, open: string, close: string) => {
+    const id = ids++;
+    ins.push({ pos: start, text: open, phase: 3, start, end, id, fn, point });
+    ins.push({ pos: end, text: close, phase: 0, start, end, id, fn, point });
+  };
 
   for (const f of fns) {
     const G = slotGlobal(scriptNo, f.index);
     const node = f.node;
+    const noSlot = (point: number, reason: string) => unslotted.push({ fn: f.index, point, reason });
+    if (f.withScope) {
+      for (const p of f.points) noSlot(p.index, 'inside a with statement: a slot would be looked up on its object');
+      continue;
+    }
     const args = f.params.map((p) => p ?? 'void 0').join(',');
     const blockBody = node.body.type === 'BlockStatement';
     // Scope changes around closures make LiveEdit drop the function ("damaged"):
@@ -60,67 +92,69 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     if (mode === 'liveedit' && blockBody && node.body.body.some((s: any) =>
       s.type === 'FunctionDeclaration' || s.type === 'ClassDeclaration' || (s.type === 'VariableDeclaration' && s.kind !== 'var'))) tryWrap = false;
     const throwPoint = f.points.findIndex((p) => p.exit === 'throw');
+    // an empty body (or one of directives only): the end slot comes after the entry slot
+    const entryAt = blockBody ? entryPos(source, node.body, mode) : null;
+    const endPhase = entryAt && entryAt.pos === bodyEnd(node.body) ? 2 : 1;
 
     for (const p of f.points) {
       const pn = f.pointNodes[p.index];
       const slot = 2 * p.index;
+      const why = f.pointNoSlot.get(p.index);
+      if (why) { noSlot(p.index, why); continue; }
       switch (p.kind) {
         case 'entry': {
           if (blockBody) {
-            // at the first statement, not after '{': the header line stays unchanged,
-            // so V8's line diff never swallows the function's start (see liveedit-diff)
-            const pos = bodyStart(node.body);
-            add(f.index, p.index, pos, `if(${G})${G}[${slot}](${args});`, 1, -2);
-            if (tryWrap && throwPoint >= 0) add(f.index, throwPoint, pos, 'try{', 1, -1);
+            const { pos, sep } = entryAt!;
+            plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});`, 2);
+            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, 'try{', 2);
           } else if (mode === 'load') {
-            const bodyStart = arrowBodyStart(source, node);
+            const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            add(f.index, p.index, bodyStart, `{if(${G})${G}[${slot}](${args});${tw ? 'try{' : ''}return $pnP(${G},${2 * exitPoint.index},`, 3, -node.end);
-            add(f.index, exitPoint.index, node.end, `)${tw ? `}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}` : ''}}`, 0, -bodyStart);
+            wrap(f.index, exitPoint.index, from, node.end,
+              `{if(${G})${G}[${slot}](${args});${tw ? 'try{' : ''}return $pnP(${G},${2 * exitPoint.index},(`,
+              `))${tw ? `}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}` : ''}}`);
           } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
-            add(f.index, p.index, node.body.start, `(${G}&&${G}[${slot}](${args}),0)||`, 2, 0);
-          } else unslotted.push({ fn: f.index, point: p.index, reason: 'expression body cannot take an entry slot by LiveEdit' });
+            wrap(f.index, p.index, node.body.start, node.body.end, `(${G}&&${G}[${slot}](${args}),0)||`, '');
+          } else noSlot(p.index, 'expression body cannot take an entry slot by LiveEdit');
           break;
         }
         case 'exit': {
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
-            if (pn.argument) {
-              add(f.index, p.index, pn.argument.start, `$pnP(${G},${slot},`, 3, -pn.argument.end);
-              add(f.index, p.index, pn.argument.end, ')', 0, -pn.argument.start);
-            } else add(f.index, p.index, pn.start + 6, ` $pnP(${G},${slot})`, 1, 0);
+            if (pn.argument) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
+            // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
+            else wrap(f.index, p.index, pn.start, pn.end, `{if(${G})${G}[${slot}]();`, '}');
           } else if (p.exit === 'return') {
             // expression-bodied arrow: handled with the entry slot at load time
-            if (mode !== 'load') unslotted.push({ fn: f.index, point: p.index, reason: 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place' });
+            if (mode !== 'load') noSlot(p.index, 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place');
           } else if (p.exit === 'end') {
-            add(f.index, p.index, bodyEnd(node.body), `;if(${G})${G}[${slot}]();`, 1, 1);
+            plain(f.index, p.index, bodyEnd(node.body), `;if(${G})${G}[${slot}]();`, endPhase);
           } else if (p.exit === 'throw') {
             if (!blockBody) {
-              if (mode !== 'load' || !tryWrap) unslotted.push({ fn: f.index, point: p.index, reason: 'no try wrapper possible here' });
+              if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
-              add(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, 1, 2);
-            }
-            else unslotted.push({ fn: f.index, point: p.index, reason: f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)' });
+              plain(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, endPhase);
+            } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
           break;
         }
         case 'call': {
           const sargs = (p.simpleArgs ?? []).map((a) => a ?? 'void 0').join(',');
-          add(f.index, p.index, pn!.start, `$pnC(${G}&&${G}[${slot}](${sargs}),${G},${slot + 1},`, 3, -pn!.end);
-          add(f.index, p.index, pn!.end, ')', 0, -pn!.start);
+          wrap(f.index, p.index, pn!.start, pn!.end, `$pnC(${G}&&${G}[${slot}](${sargs}),`, ')');
           break;
         }
         case 'await': {
           // resume wraps the whole await/yield, suspend wraps its operand
           const resume = f.points[p.index + 1];
           const rslot = 2 * resume.index;
-          add(f.index, resume.index, pn!.start, `$pnP(${G},${rslot},`, 3, -pn!.end);
-          add(f.index, resume.index, pn!.end, ')', 0, -pn!.start);
           if (pn!.argument) {
-            add(f.index, p.index, pn!.argument.start, `$pnP(${G},${slot},`, 3, -pn!.argument.end);
-            add(f.index, p.index, pn!.argument.end, ')', 0, -pn!.argument.start);
-          } else add(f.index, p.index, pn!.start + 5, ` $pnP(${G},${slot})`, 1, 0);
+            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ')');
+            wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, '))');
+          } else {
+            // bare `yield`: it yields undefined, as the suspend slot gives back
+            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ` $pnP(${G},${slot}))`);
+          }
           break;
         }
         default:
@@ -131,13 +165,25 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
   return { ins, unslotted };
 }
 
-/** Where a block body's own code starts: its first statement after the directives. */
-function bodyStart(body: any): number {
+/**
+ * Where a block body's entry slot goes, and what must separate it from the
+ * text before. At load time right after '{' (columns of the lines below stay),
+ * or after the directive prologue (inserting before "use strict" would make the
+ * function sloppy). For LiveEdit at the first statement: the header line stays
+ * unchanged, so V8's line diff never swallows the function's start.
+ */
+function entryPos(source: string, body: any, mode: PrepareMode): { pos: number; sep: string } {
   const stmts = body.body;
   let i = 0;
   while (i < stmts.length && stmts[i].type === 'ExpressionStatement' && typeof stmts[i].directive === 'string') i++;
-  if (i < stmts.length) return stmts[i].start;
-  return i > 0 ? stmts[i - 1].end : body.start + 1;
+  if (i > 0) {
+    const last = stmts[i - 1];
+    if (mode === 'liveedit' && i < stmts.length) return { pos: stmts[i].start, sep: '' };
+    // a directive with no ';' (`"use strict" }`) must not run into our statement
+    return { pos: last.end, sep: source[last.end - 1] === ';' ? '' : ';' };
+  }
+  if (mode === 'liveedit' && stmts.length) return { pos: stmts[0].start, sep: '' };
+  return { pos: body.start + 1, sep: '' };
 }
 
 /** Right after the last statement (the closing-brace line stays unchanged). */
@@ -146,35 +192,64 @@ export function bodyEnd(body: any): number {
   return stmts.length ? stmts[stmts.length - 1].end : body.end - 1;
 }
 
-function arrowBodyStart(source: string, node: any): number {
-  const from = node.params.length ? node.params[node.params.length - 1].end : node.start;
-  const i = source.indexOf('=>', from);
-  return i + 2;
+/** Right after the `=>` of an arrow: skips parentheses, commas, `async` and comments (which may hold a `=>`). */
+export function arrowBodyStart(source: string, node: any): number {
+  let i = node.params.length ? node.params[node.params.length - 1].end : node.start;
+  for (;;) {
+    const c = source[i];
+    if (c === '=' && source[i + 1] === '>') return i + 2;
+    if (c === '/' && source[i + 1] === '/') { while (i < source.length && !/[\n\r\u2028\u2029]/.test(source[i])) i++; continue; }
+    if (c === '/' && source[i + 1] === '*') { const e = source.indexOf('*/', i + 2); i = e < 0 ? source.length : e + 2; continue; }
+    if (source.startsWith('async', i) && i === node.start) { i += 5; continue; }
+    if (i >= node.body.start) throw new Error(`no '=>' before the body of the arrow at offset ${node.start}`);
+    i++;
+  }
 }
+
+const PHASE_ORDER = (a: Insertion, b: Insertion): number => {
+  if (a.phase !== b.phase) return a.phase - b.phase;
+  if (a.phase === 0) return b.start - a.start || b.id - a.id;
+  if (a.phase === 3) return b.end - a.end || a.id - b.id;
+  return a.id - b.id;
+};
 
 export function sortInsertions(ins: Insertion[]): Insertion[] {
-  return ins
-    .map((x, i) => ({ x, i }))
-    .sort((a, b) => a.x.pos - b.x.pos || a.x.cls - b.x.cls || a.x.key - b.x.key || a.i - b.i)
-    .map((e) => e.x);
+  return [...ins].sort((a, b) => a.pos - b.pos || PHASE_ORDER(a, b));
 }
 
+const IDENT = /[\w$\\\u0080-\uffff]/;
+
+/**
+ * Apply the insertions. Where inserted text would touch an identifier
+ * character of the text beside it, a space goes between (written back into
+ * the insertion, so that positions computed from the insertions stay right).
+ */
 export function applyInsertions(source: string, ins: Insertion[]): string {
   const sorted = sortInsertions(ins);
   let out = '';
   let last = 0;
-  for (const x of sorted) {
-    out += source.slice(last, x.pos) + x.text;
+  for (let k = 0; k < sorted.length; k++) {
+    const x = sorted[k];
+    out += source.slice(last, x.pos);
     last = x.pos;
+    if (x.text && IDENT.test(out[out.length - 1] ?? '') && IDENT.test(x.text[0])) x.text = ' ' + x.text;
+    out += x.text;
+    const next = sorted[k + 1];
+    if ((!next || next.pos !== x.pos) && x.text && IDENT.test(x.text[x.text.length - 1]) && IDENT.test(source[x.pos] ?? '')) {
+      x.text += ' ';
+      out += ' ';
+    }
   }
   return out + source.slice(last);
 }
 
 /** Prepare a script at load time (any shape allowed). */
 export function prepareForLoad(source: string, scriptNo: number, sourceType?: 'script' | 'module', naming?: Naming): PreparedScript {
-  const { analysis, fns } = analyzeScript(source, sourceType, naming);
+  const { analysis, fns, classes } = analyzeScript(source, sourceType, naming);
   const { ins, unslotted } = planInsertions(source, fns, scriptNo, 'load');
-  return { code: applyInsertions(source, ins), analysis, unslotted };
+  const code = applyInsertions(source, ins);
+  const ranges = [...fns.map((f) => functionTextRange(source, f)), ...classes];
+  return { code, analysis, unslotted, layout: scriptLayout(sortInsertions(ins), ranges, lineIndex(source)) };
 }
 
 /**
@@ -197,5 +272,13 @@ export function prepareModuleForLoad(source: string, scriptNo: number, url: stri
     const m = /\r\n|[\n\r\u2028\u2029]/.exec(prepared.code);
     at = m ? m.index + m[0].length : prepared.code.length;
   }
-  return { ...prepared, code: prepared.code.slice(0, at) + preamble + prepared.code.slice(at) };
+  // the preamble is one more insertion, at the start of line 1 or 2
+  const { at: offsets, lines, texts } = prepared.layout;
+  const line = at ? 2 : 1;
+  const layout: ScriptLayout = {
+    at: [at, preamble.length, ...offsets.map((v, i) => (i % 2 === 0 && v >= at ? v + preamble.length : v))],
+    lines: { ...lines, [line]: [0, preamble.length, ...(lines[line] ?? []).map((v, i) => (i % 2 === 0 ? v + preamble.length : v))] },
+    texts: texts.map((v, i) => (i % 4 === 0 && v >= at ? v + preamble.length : v)),
+  };
+  return { ...prepared, code: prepared.code.slice(0, at) + preamble + prepared.code.slice(at), layout };
 }
