@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Session } from '../api/session';
+import { Session } from '../session/session';
 import { TOOL_CLASS } from '../agent/runtime';
 
 /** ns per run: [in optimized code, in code V8 did not optimize] */

@@ -5,7 +5,7 @@
 // entry rate once it has been counted, or a factor over the static estimates.
 import type { PointInfo } from '../analysis/functions';
 import { pointMatches } from '../analysis/point-select';
-import type { Resource, Session } from '../api/session';
+import type { Resource, Session } from '../session/session';
 import type { Placement, Plan } from '../mdl/evaluate';
 import { Calibration, classCost } from './calibration';
 

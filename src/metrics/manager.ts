@@ -8,7 +8,7 @@ import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
 import { calibration, Calibration } from '../cost/calibration';
 import { EntryRate, predictPlan, Prediction } from '../cost/predict';
-import { Session, SessionOptions, THREAD_SERIES } from '../api/session';
+import { Session, SessionOptions, THREAD_SERIES } from '../session/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
 import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
