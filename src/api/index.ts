@@ -1,7 +1,8 @@
 // The public library API: a facade that re-exports what a program using
 // paranode needs (the session itself lives in src/session).
 export { Session, ParanodeError } from '../session/session';
-export type { SessionOptions, Resource, MetricValue, ProbeResult } from '../session/session';
+export type { SessionOptions, Resource, ProbeResult } from '../session/session';
+export type { MetricValue } from '../session/series';
 export type { ThreadLimits } from '../session/thread';
 export { AttachError } from '../inspector/process-control';
 export { SnippetError } from '../instrument/snippet';
