@@ -10,10 +10,12 @@ import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { WorkerTransport } from '../inspector/worker-transport';
-import { codeGlobToRegex, parseProbe, pointClass, ProbeRequest } from '../instrument/probe';
-import { compileSnippet } from '../instrument/snippet';
+import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
+import { ParanodeError } from './errors';
+import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
-import { ParanodeError, R, TargetThread, ThreadLimits } from './thread';
+import { R } from './target-runtime';
+import { TargetThread, ThreadLimits } from './thread';
 
 /** maxPauseMs, activeWaitMs, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
@@ -451,24 +453,6 @@ export class Session extends EventEmitter {
 
   get usedInspectorPort(): boolean { return this.openedPort; }
   get elapsedSeconds(): number { return (Date.now() - this.startMs) / 1000; }
-}
-
-function toSpec(req: ProbeRequest, id: number, kinds: Map<string, 'wall' | 'cpu'>): ProbeSpec {
-  const snippet = compileSnippet(req.snippet, { point: pointClass(req.point), timerKinds: kinds });
-  const spec: ProbeSpec = { id, match: codeGlobToRegex(req.resource), point: req.point, where: req.where, order: req.order, snippet };
-  if (!/[*?]/.test(req.resource)) spec.exact = req.resource.slice('/Code/'.length);
-  const builtins = builtinModuleMatch(req.resource);
-  if (builtins) spec.builtins = builtins;
-  return spec;
-}
-
-/** For a glob over built-in modules (/Code/node:fs/*), the regex over "node:<name>" they must match. */
-function builtinModuleMatch(glob: string): string | undefined {
-  const g = glob.slice('/Code/'.length);
-  if (!g.startsWith('node:')) return undefined;
-  // the function is the last part: a module's name may have a '/' (node:fs/promises)
-  const cut = g.lastIndexOf('/');
-  return codeGlobToRegex('/Code/' + (cut < 0 ? g : g.slice(0, cut)));
 }
 
 export { CdpError, ParanodeError };

@@ -10,13 +10,11 @@ import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from
 import { AppliedEdit, findOldClosures } from '../instrument/liveedit-verify';
 import { codeGlobToRegex } from '../instrument/probe';
 import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, positionMap, toLocation, UNREACHABLE } from '../instrument/breakpoint';
+import { ParanodeError } from './errors';
+import { R } from './target-runtime';
 
 /** paranode's own code in the target: not the program's */
 const OWN = ownCodeDirs();
-
-export const R = `globalThis[Symbol.for('paranode.runtime')]`;
-
-export class ParanodeError extends Error {}
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[]; stack?: string[] }
