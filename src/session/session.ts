@@ -5,13 +5,14 @@ import { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
 import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
-import type { Mechanism, ProbeSpec } from '../agent/runtime';
+import type { ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { WorkerTransport } from '../inspector/worker-transport';
 import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
 import { ParanodeError } from './errors';
+import type { Prepared } from './mechanisms/mechanism';
 import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
 import { R } from './target-runtime';
@@ -34,7 +35,7 @@ export interface Resource {
   line: number;
   column: number;
   /** how its points are reached: slots prepared at load or by LiveEdit, breakpoints, a wrapper, or not prepared yet */
-  prepared: Mechanism | 'no';
+  prepared: Prepared;
   /** 'main' or a worker's thread id */
   thread: string;
   points: FunctionInfo['points'];
