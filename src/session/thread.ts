@@ -1,16 +1,19 @@
 // One thread of a target (the main thread or a worker): its CDP session, the
-// scripts it has loaded, the LiveEdits made in it, and its in-target runtime.
+// scripts it has loaded, its in-target runtime, and the order in which a probe
+// reaches the thread's code by each way (./mechanisms): loaded scripts are
+// LiveEdited, the runtime places by slot and by wrapping, breakpoints take
+// the points left.
 import * as path from 'path';
-import { describePoint } from '../analysis/describe';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp } from '../inspector/cdp';
-import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../instrument/liveedit';
-import { AppliedEdit, findOldClosures } from '../instrument/liveedit-verify';
+import type { AppliedEdit } from '../instrument/liveedit-verify';
 import { codeGlobToRegex } from '../instrument/probe';
-import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, positionMap, toLocation, UNREACHABLE } from '../instrument/breakpoint';
-import { ParanodeError } from './errors';
+import { UNREACHABLE } from '../instrument/breakpoint';
+import { ThreadBreakpoints } from './mechanisms/breakpoints';
+import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
+import type { PlacedCounts } from './mechanisms/mechanism';
 import { R } from './target-runtime';
 
 /** paranode's own code in the target: not the program's */
@@ -32,60 +35,28 @@ export interface ThreadLimits {
   planLimitMs?: number;
 }
 
-/** How many of a probe's points each mechanism took in one thread. */
-export interface PlacedCounts { slot: number; breakpoint: number; wrap: number; missed: number }
-
-/** A LiveEdit that will not be made (its pause, a function that stays active): fall back. */
-class LiveEditRefused extends ParanodeError {}
-
-interface BreakpointAt {
-  id: string;
-  scriptId: string;
-  lineNumber: number;
-  columnNumber: number;
-  /** by "no:fn:slot": its condition and the probes that need it */
-  parts: Map<string, { order: number; condition: string; probes: Set<number> }>;
-}
-
-interface FallbackScript {
-  scriptId: string;
-  /** the script's current text, and where an offset of the analysed text is in it */
-  text: string;
-  map: (pos: number) => number;
-  starts?: number[];
-  module: string;
-  functions: FunctionInfo[];
-}
-
 export class TargetThread {
   private readonly loaded = new Map<string, LoadedScript>();
   /** every scriptId announced to the debugger (LiveEdit's hidden old copies never are) */
   private readonly announced = new Set<string>();
-  private readonly edited = new Map<string, { original: string; no: number }>();
-  /** runtime script number -> what placing breakpoints in it needs */
-  private readonly fallbackScripts = new Map<number, FallbackScript>();
-  /** fallback breakpoints by "scriptId:line:column", and the location of each "no:fn:slot" placed */
-  private readonly locations = new Map<string, BreakpointAt>();
-  private readonly slotAt = new Map<string, string>();
+  /** the points without a slot */
+  private readonly breakpoints: ThreadBreakpoints;
+  /** slots for scripts loaded before the agent */
+  private readonly liveEdits: ThreadLiveEdits;
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
   private scriptsCopy: { version: number; scripts: RuntimeScript[] } = { version: -1, scripts: [] };
   private wrapNoted = false;
-
-  private readonly maxPauseMs: number;
-  private readonly activeWaitMs: number;
-  private readonly maxBreakpoints: number;
-  private readonly planLimitMs: number;
 
   /**
    * @param id 0 for the main thread, else the worker's threadId
    * @param notes where to report what could not be done
    */
   constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
-    this.maxPauseMs = limits.maxPauseMs ?? 2000;
-    this.activeWaitMs = limits.activeWaitMs ?? 5000;
-    this.maxBreakpoints = limits.maxBreakpoints ?? 200;
-    this.planLimitMs = limits.planLimitMs ?? 60000;
+    this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
+    this.liveEdits = new ThreadLiveEdits(id, cdp, cwd, {
+      maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
+    }, this.announced, this.breakpoints, notes);
     cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
   }
 
@@ -135,7 +106,7 @@ export class TargetThread {
     const registered = await this.registeredFiles();
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
     for (const script of this.loaded.values()) {
-      if (registered.has(script.filename) || this.edited.has(script.scriptId)) continue;
+      if (registered.has(script.filename) || this.liveEdits.has(script.scriptId)) continue;
       if (!moduleMayMatch(glob, script.module)) continue;
       let analysis = this.analyses.get(script.scriptId);
       if (!analysis) {
@@ -173,13 +144,13 @@ export class TargetThread {
       this.analyses.delete(script.scriptId);
       const source = await this.source(script);
       try {
-        applied.push(await this.prepareLoaded(script, source));
+        applied.push(await this.liveEdits.prepare(script, source));
       } catch (e) {
         if (!(e instanceof LiveEditRefused)) throw e;
-        await this.registerForBreakpoints(script, source, analysis, e.message);
+        await this.breakpoints.registerScript(script, source, analysis, e.message);
       }
     }
-    if (applied.length) await this.verifyEdits(applied);
+    if (applied.length) await this.liveEdits.verify(applied);
     const r = await this.cdp.evaluate<{ placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] }>(`${R}.addProbe(${JSON.stringify(spec)})`);
     const counts: PlacedCounts = { slot: r.placed, breakpoint: 0, wrap: r.wrapped, missed: 0 };
     if (r.wrapped && !this.wrapNoted) {
@@ -189,13 +160,11 @@ export class TargetThread {
     }
     const missed = new Map<string, string[]>();
     for (const fp of r.fallback) {
-      const why = await this.placeBreakpoint(spec.id, fp, /\$0\b/.test(spec.snippet.body));
+      const why = await this.breakpoints.place(spec.id, fp, /\$0\b/.test(spec.snippet.body));
       if (why === UNREACHABLE) continue;
       if (!why) { counts.breakpoint++; continue; }
       counts.missed++;
-      const sc = this.fallbackScripts.get(fp.no);
-      const fn = sc?.functions[fp.fn];
-      const where = fn ? `/Code/${fn.module ?? sc!.module}/${fn.name} ${describePoint(fn.points[fp.point])}` : `script ${fp.no}`;
+      const where = this.breakpoints.whereOf(fp);
       missed.set(why, [...(missed.get(why) ?? []), where]);
     }
     for (const [why, where] of missed) {
@@ -207,137 +176,7 @@ export class TargetThread {
   /** Take a probe's breakpoints out (those no other probe needs). */
   async removeProbe(id: number): Promise<void> {
     await this.cdp.evaluate(`${R}.removeProbe(${id})`);
-    for (const bp of this.locations.values()) {
-      let changed = false;
-      for (const [key, part] of bp.parts) {
-        if (!part.probes.delete(id) || part.probes.size) continue;
-        bp.parts.delete(key);
-        this.slotAt.delete(key);
-        changed = true;
-      }
-      if (changed) await this.setBreakpoint(bp);
-    }
-  }
-
-  /** A script that will not be LiveEdited: its functions are reached by breakpoints. */
-  private async registerForBreakpoints(sc: LoadedScript, source: string, analysis: ScriptAnalysis, why: string): Promise<void> {
-    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    this.fallbackScripts.set(no, { scriptId: sc.scriptId, text: source, module: sc.module, functions: analysis.functions, map: (p) => p });
-    await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(analysis)}, function(){}, ${JSON.stringify(sc.filename)}, 'breakpoint')`);
-    this.notes.push(`${why}; its points are reached by breakpoints instead, each hit of which stops the thread briefly ` +
-      `(a debugger evaluation, about 0.1-0.4 ms: see docs/BENCHMARKS.md)`);
-  }
-
-  /** Set (or share) the breakpoint of one point; returns why not if it cannot be. */
-  private async placeBreakpoint(probe: number, fp: FallbackPoint, usesReturn: boolean): Promise<string | null> {
-    const key = `${fp.no}:${fp.fn}:${fp.slot}`;
-    const at = this.slotAt.get(key);
-    if (at) { this.locations.get(at)!.parts.get(key)!.probes.add(probe); return null; }
-    const sc = this.fallbackScripts.get(fp.no);
-    if (!sc) return 'no slot here and the script is not known to the tool';
-    const fn = sc.functions[fp.fn];
-    const p = fn.points[fp.point];
-    if (fp.slot % 2 === 1) return 'a breakpoint cannot run code after a call returns (postInsn)';
-    if (this.slotAt.size >= this.maxBreakpoints) return `over the limit of ${this.maxBreakpoints} breakpoint points (maxBreakpoints)`;
-    const starts = sc.starts ??= lineStarts(sc.text);
-    const { locations } = await this.cdp.send('Debugger.getPossibleBreakpoints', {
-      start: { scriptId: sc.scriptId, ...toLocation(starts, sc.map(fn.start)) },
-      end: { scriptId: sc.scriptId, ...toLocation(starts, sc.map(fn.end)) },
-      restrictToFunction: true,
-    });
-    const locs: BreakLocation[] = locations.map((l) => ({ ...l, offset: starts[l.lineNumber] + (l.columnNumber ?? 0), columnNumber: l.columnNumber ?? 0 }));
-    const loc = pickBreakLocation(fn, p, locs, sc.map);
-    if (typeof loc === 'string') return loc;
-    // several points can share a location (an entry and the first call): one breakpoint runs them all, in point order
-    const locKey = `${sc.scriptId}:${loc.lineNumber}:${loc.columnNumber}`;
-    const bp = this.locations.get(locKey) ?? { id: '', scriptId: sc.scriptId, lineNumber: loc.lineNumber, columnNumber: loc.columnNumber, parts: new Map() };
-    bp.parts.set(key, { order: fp.point, condition: breakCondition(fp.no, fn, p, fp.slot), probes: new Set([probe]) });
-    this.locations.set(locKey, bp);
-    this.slotAt.set(key, locKey);
-    await this.setBreakpoint(bp);
-    if (p.kind === 'exit' && usesReturn) this.notes.push(`/Code/${fn.module ?? sc.module}/${fn.name} ${describePoint(p)}: by breakpoint, $return reads undefined there`);
-    return null;
-  }
-
-  /** (Re)set the one breakpoint of a location with the conditions of all its parts. */
-  private async setBreakpoint(bp: BreakpointAt): Promise<void> {
-    if (bp.id) await this.cdp.send('Debugger.removeBreakpoint', { breakpointId: bp.id }).catch(() => undefined);
-    bp.id = '';
-    if (!bp.parts.size) return;
-    const parts = [...bp.parts.values()].sort((a, b) => a.order - b.order).map((x) => x.condition);
-    const r = await this.cdp.send('Debugger.setBreakpoint', {
-      location: { scriptId: bp.scriptId, lineNumber: bp.lineNumber, columnNumber: bp.columnNumber },
-      condition: parts.length === 1 ? parts[0] : `(${parts.join(',')})`,
-    });
-    bp.id = r.breakpointId;
-  }
-
-  /**
-   * Look for closures the LiveEdits left on old code (V8 answered Ok for them
-   * all): they run without slots, and no other mechanism can reach them.
-   */
-  private async verifyEdits(applied: AppliedEdit[]): Promise<void> {
-    const old = await findOldClosures(this.cdp, applied, this.announced);
-    const byModule = new Map<string, string[]>();
-    for (const o of old) byModule.set(o.edit.module, [...(byModule.get(o.edit.module) ?? []), o.fn.name]);
-    for (const [module, names] of byModule) {
-      this.notes.push(`${module}${this.id ? ` (thread ${this.id})` : ''}: LiveEdit left closures made before it on the old code of ` +
-        `${names.length} function(s): ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; calls through them are not counted`);
-    }
-  }
-
-  /** Prepare an already-loaded script by one LiveEdit. */
-  private async prepareLoaded(sc: LoadedScript, source: string): Promise<AppliedEdit> {
-    const heap = await this.cdp.send('Runtime.getHeapUsage');
-    // refuse before planning: the prediction itself is costly on a huge script
-    const predicted = predictPauseMs(heap.usedSize, source.length);
-    if (predicted > this.maxPauseMs) {
-      throw new LiveEditRefused(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(predicted)} ms ` +
-        `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${this.maxPauseMs} ms (--max-pause)`);
-    }
-    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
-    let plan: LiveEditPlan;
-    try {
-      plan = await planLiveEditOffThread(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd }, this.planLimitMs);
-    } catch (e) {
-      if (e instanceof PlanTimeout) throw new LiveEditRefused(`LiveEdit of ${sc.module} not made: ${e.message} (planLimitMs)`);
-      throw e;
-    }
-    await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
-    const deadline = Date.now() + this.activeWaitMs;
-    for (;;) {
-      const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code });
-      if (!r.status || r.status === 'Ok') break;
-      const blocked = r.status === 'BlockedByActiveFunction' || r.status === 'BlockedByActiveGenerator';
-      if (blocked && Date.now() < deadline) {
-        await new Promise((res) => setTimeout(res, 50));
-        continue;
-      }
-      if (blocked) throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${this.activeWaitMs / 1000} s (${r.status})`);
-      throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${r.status}`);
-    }
-    // verified: the script holds the new text (closures are checked per batch, see verifyEdits)
-    if (await this.source(sc) !== plan.code) {
-      throw new LiveEditRefused(`LiveEdit of ${sc.module} answered Ok but the script kept its old text`);
-    }
-    this.edited.set(sc.scriptId, { original: source, no });
-    await this.cdp.agent('restore-plan', { thread: this.id, scripts: [{ scriptId: sc.scriptId, source }] }).catch(() => undefined);
-    const noSlot = plan.unslotted.map((u) => [u.fn, u.point]);
-    this.fallbackScripts.set(no, { scriptId: sc.scriptId, text: plan.code, module: sc.module, functions: plan.analysis.functions, map: positionMap(plan.ins) });
-    await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(plan.analysis)}, undefined, ${JSON.stringify(sc.filename)}, 'liveedit', ${JSON.stringify(noSlot)})`);
-    const byReason = new Map<string, string[]>();
-    for (const u of plan.unslotted) {
-      const names = byReason.get(u.reason) ?? [];
-      const f = plan.analysis.functions[u.fn];
-      if (!names.includes(f.name)) names.push(f.name);
-      byReason.set(u.reason, names);
-    }
-    for (const [reason, names] of byReason) {
-      this.notes.push(`${sc.module}${this.id ? ` (thread ${this.id})` : ''}: no slot (${reason}) in ${names.length} function(s): ` +
-        `${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; probes there use breakpoints`);
-    }
-    const changed = [...new Set(plan.ins.map((x) => x.fn))].map((f) => plan.analysis.functions[f]);
-    return { scriptId: sc.scriptId, module: sc.module, original: source, changed };
+    await this.breakpoints.remove(id);
   }
 
   /** scripts the runtime had registered at the last sample (new ones are announced) */
@@ -364,20 +203,9 @@ export class TargetThread {
 
   /** Slots off, load hook out, LiveEdited scripts back to their original text. */
   async restore(): Promise<void> {
-    for (const bp of this.locations.values()) if (bp.id) await this.cdp.send('Debugger.removeBreakpoint', { breakpointId: bp.id });
-    this.locations.clear();
-    this.slotAt.clear();
+    await this.breakpoints.restore();
     await this.cdp.evaluate(`${R}.deactivate()`);
-    for (const [scriptId, e] of this.edited) {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: e.original });
-        if (!r.status || r.status === 'Ok') break;
-        if (Date.now() > deadline) { this.notes.push(`script ${scriptId} stayed active: its slots are switched off but its text was not restored`); break; }
-        await new Promise((res) => setTimeout(res, 50));
-      }
-    }
-    this.edited.clear();
+    await this.liveEdits.restore();
     await this.cdp.send('Debugger.disable');
   }
 }

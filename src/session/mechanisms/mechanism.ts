@@ -7,8 +7,9 @@
 // handler run through the way that reaches it (cost/calibration classCost,
 // cost/predict), never by knowing each way itself.
 //
-// Placing, per thread: see session/thread.ts (the in-target runtime places by
-// slot and by wrapping; LiveEdit prepares loaded scripts; breakpoints take the rest).
+// Placing, per thread: the in-target runtime places by slot and by wrapping
+// (R.addProbe, see session/thread.ts); ThreadLiveEdits (./liveedit) prepares
+// loaded scripts for slots; ThreadBreakpoints (./breakpoints) places the rest.
 import type { Mechanism as ScriptHow } from '../../agent/runtime';
 
 /** ns per run: [in optimized code, in code V8 did not optimize] */
@@ -75,3 +76,6 @@ export function mechanismFor(how: Prepared): Mechanism {
 export function mechanismNamed(name: string): Mechanism {
   return MECHANISMS.find((m) => m.name === name) ?? SLOT;
 }
+
+/** How many of a probe's points each way took in one thread, and how many none could reach. */
+export type PlacedCounts = Record<MechanismName, number> & { missed: number };
