@@ -1,7 +1,10 @@
-// The public library API.
-export { Session, ParanodeError } from './session';
-export type { SessionOptions, Resource, MetricValue, ProbeResult } from './session';
-export type { ThreadLimits } from './thread';
+// The public library API: a facade that re-exports what a program using
+// paranode needs (the session itself lives in src/session).
+export { Session } from '../session/session';
+export { ParanodeError } from '../session/errors';
+export type { SessionOptions, Resource, ProbeResult } from '../session/session';
+export type { MetricValue } from '../session/series';
+export type { ThreadLimits } from '../session/thread';
 export { AttachError } from '../inspector/process-control';
 export { SnippetError } from '../instrument/snippet';
 export { ProbeSyntaxError, parseProbe } from '../instrument/probe';

@@ -1,5 +1,5 @@
 // The compact terminal table of metric values, largest first.
-import type { MetricValue } from '../api/session';
+import type { MetricValue } from '../session/series';
 import type { MetricInstanceValue } from '../metrics/manager';
 
 export function renderTable(metrics: MetricValue[], elapsed: number): string {

@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
-import { Session } from '../api/session';
+import { Session } from '../session/session';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';

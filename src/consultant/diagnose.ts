@@ -1,7 +1,7 @@
 // diagnose(): launch or attach, run the Performance Consultant until its search
 // is complete (or a duration, the target's exit, or stop()), and return the
 // ranked diagnosis. The target is detached from (left running) at the end.
-import { Session, SessionOptions } from '../api/session';
+import { Session, SessionOptions } from '../session/session';
 import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';

@@ -10,7 +10,7 @@
 // beside what is in place, and when the observed cost goes over it the newest
 // test is taken out again (the cost-system paper, section 5).
 import { EventEmitter } from 'events';
-import type { Session } from '../api/session';
+import type { Session } from '../session/session';
 import { TargetGoneError } from '../inspector/cdp';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';

@@ -9,11 +9,11 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Session } from '../api/session';
 import { TOOL_CLASS } from '../agent/runtime';
+import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
+import { Session } from '../session/session';
 
-/** ns per run: [in optimized code, in code V8 did not optimize] */
-export type Pair = [number, number];
+export type { Pair };
 
 export interface Calibration {
   node: string;
@@ -21,8 +21,8 @@ export interface Calibration {
   cpu: string;
   host: string;
   measuredAt: string;
-  /** reaching a handler: by slot, by wrapping a built-in, by breakpoint */
-  mechanism: { slot: Pair; wrap: Pair; breakpoint: Pair };
+  /** reaching a handler: by slot, by wrapping a built-in, by breakpoint (priced by each Mechanism) */
+  mechanism: ReachRates;
   /** counter ++, other counter update, predicate, wall and CPU timer start+stop, instance lookup ($file of a path) */
   primitive: { n: Pair; a: Pair; i: Pair; wallPair: Pair; cpuPair: Pair; v: Pair };
 }
@@ -186,17 +186,17 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
 
 /**
  * What one run of a handler of a cost class ("slot:n1w1p1", see costClass in
- * the runtime) costs, in ns: [low, high]. Low: every primitive as in optimized
- * code; high: as in code V8 did not optimize. A stop is priced as the cheaper
- * (low) or dearer (high) of the two timer kinds.
+ * the runtime) costs, in ns: [low, high]: the price of the way that reaches it
+ * (its Mechanism, named by the class) plus its primitives. Low: every primitive
+ * as in optimized code; high: as in code V8 did not optimize. A stop is priced
+ * as the cheaper (low) or dearer (high) of the two timer kinds.
  */
 export function classCost(c: Calibration, cls: string): Pair {
   // the runtime's own work for the tool, counted in microseconds
   if (cls === TOOL_CLASS) return [1000, 1000];
   const [how, prims] = cls.split(':');
-  const mech = c.mechanism[(how === 'wrap' || how === 'breakpoint' ? how : 'slot') as keyof Calibration['mechanism']];
   const p = c.primitive;
-  const out: Pair = [Math.min(...mech), Math.max(...mech)];
+  const out: Pair = mechanismNamed(how).price(c.mechanism);
   for (const m of (prims ?? '').matchAll(/([a-z])(\d+)/g)) {
     const k = Number(m[2]);
     for (const side of [0, 1] as const) {

@@ -5,7 +5,8 @@
 // entry rate once it has been counted, or a factor over the static estimates.
 import type { PointInfo } from '../analysis/functions';
 import { pointMatches } from '../analysis/point-select';
-import type { Resource, Session } from '../api/session';
+import { mechanismFor, MechanismName } from '../session/mechanisms/mechanism';
+import type { Resource, Session } from '../session/session';
 import type { Placement, Plan } from '../mdl/evaluate';
 import { Calibration, classCost } from './calibration';
 
@@ -31,8 +32,8 @@ export function tripsOf(point: PointInfo, points: readonly PointInfo[]): number 
   return STATIC_TRIPS ** Math.min(2, loops);
 }
 
-/** The cost class a snippet's handler would have (see costClass in the runtime), from its MDL text. */
-export function snippetClass(snippet: string, how: 'slot' | 'wrap' | 'breakpoint'): string {
+/** The cost class a snippet's handler would have when reached by the way `how` (see costClass in the runtime), from its MDL text. */
+export function snippetClass(snippet: string, how: MechanismName): string {
   const n = (re: RegExp) => (snippet.match(re) ?? []).length;
   const kinds: [string, number][] = [
     ['n', n(/\+\+/g)],
@@ -45,8 +46,6 @@ export function snippetClass(snippet: string, how: 'slot' | 'wrap' | 'breakpoint
   ];
   return `${how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
 }
-
-const mechanismOf = (r: Resource): 'slot' | 'wrap' | 'breakpoint' => (r.prepared === 'wrap' ? 'wrap' : r.prepared === 'breakpoint' ? 'breakpoint' : 'slot');
 
 /** Entries per second of a function when known from the running program (undefined: not known). */
 export type EntryRate = (r: Resource) => number | undefined;
@@ -84,7 +83,7 @@ export async function predictPlan(plan: Plan, s: Session, cal: Calibration, fact
       const runs = runsOf(p, r, known) * (known?.(r) !== undefined ? 1 : factor);
       if (!runs) continue;
       points += r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
-      cost += runs * classCost(cal, snippetClass(p.snippet, mechanismOf(r)))[1] / 1e9;
+      cost += runs * classCost(cal, snippetClass(p.snippet, mechanismFor(r.prepared).name))[1] / 1e9;
     }
   }
   return { cost, points };

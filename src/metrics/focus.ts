@@ -2,7 +2,7 @@
 // hierarchy, or leaving it out, means all of it). A focus part with a glob
 // stands for every resource it matches: one metric instance each.
 import * as os from 'os';
-import type { Session } from '../api/session';
+import type { Session } from '../session/session';
 import { FocusError, FocusPart } from '../mdl/evaluate';
 import { HIERARCHIES } from '../mdl/library';
 import { calleeName } from '../analysis/point-select';

@@ -2,7 +2,8 @@
 // It reads its counter or timer (or the runtime's thread values) per thread
 // and aggregates them to processes and the program with the metric's operator.
 import { COST_SERIES } from '../agent/runtime';
-import { Session, THREAD_SERIES } from '../api/session';
+import { THREAD_SERIES } from '../session/series';
+import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
 import type { Placement, Plan } from '../mdl/evaluate';

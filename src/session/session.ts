@@ -3,18 +3,20 @@
 // histograms per thread and per process, detach.
 import { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
-import * as os from 'os';
 import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
-import type { Mechanism, ProbeSpec } from '../agent/runtime';
+import type { ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { WorkerTransport } from '../inspector/worker-transport';
-import { TimeHistogram } from '../data/histogram';
-import { codeGlobToRegex, parseProbe, pointClass, ProbeRequest } from '../instrument/probe';
-import { compileSnippet } from '../instrument/snippet';
-import { ParanodeError, R, Sample, TargetThread, ThreadLimits } from './thread';
+import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
+import { ParanodeError } from './errors';
+import type { Prepared } from './mechanisms/mechanism';
+import { builtinModuleMatch, toSpec } from './probe-spec';
+import { MetricValue, SampledSeries, StackSamples } from './series';
+import { R } from './target-runtime';
+import { TargetThread, ThreadLimits } from './thread';
 
 /** maxPauseMs, activeWaitMs, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
@@ -33,19 +35,10 @@ export interface Resource {
   line: number;
   column: number;
   /** how its points are reached: slots prepared at load or by LiveEdit, breakpoints, a wrapper, or not prepared yet */
-  prepared: Mechanism | 'no';
+  prepared: Prepared;
   /** 'main' or a worker's thread id */
   thread: string;
   points: FunctionInfo['points'];
-}
-
-export interface MetricValue {
-  name: string;
-  /** /Process/<host>:<pid> for the whole process, /Thread/<pid>/<main|id> per thread */
-  focus: string;
-  units: 'count' | 'seconds';
-  total: number;
-  histogram: { bucketSeconds: number; buckets: number[] };
 }
 
 /** Where a probe went: how many points each mechanism reaches (summed over threads). */
@@ -63,12 +56,6 @@ export interface ProbeResult {
   notPlaced: number;
 }
 
-/** internal series of the threads' own values (see Runtime.watchThread) */
-export const THREAD_SERIES = '_pnt:';
-const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
-
-interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
-
 export class Session extends EventEmitter {
   readonly notes: string[] = [];
   private readonly threads = new Map<number, TargetThread>();
@@ -78,11 +65,8 @@ export class Session extends EventEmitter {
   /** probe id -> the only threads it is placed in */
   private readonly probeThreads = new Map<number, Set<string>>();
   private readonly timerKinds = new Map<string, 'wall' | 'cpu'>();
-  /** by focus + name; the process series sum the threads' increments */
-  private readonly series = new Map<string, Series>();
-  private readonly lastT = new Map<number, number>();
-  /** target time (s) of the first sample: histogram time zero */
-  private baseT: number | null = null;
+  /** the samples as time histograms per thread and per process */
+  private readonly series: SampledSeries;
   private readonly startMs = Date.now();
   private nextProbe = 1;
   private samplerTimer: NodeJS.Timeout | null = null;
@@ -91,8 +75,6 @@ export class Session extends EventEmitter {
   private lastSampleMs = 0;
   private watching = false;
   private watchingStacks = false;
-  /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
-  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }>();
   private intervalMs = 200;
   private detached = false;
   exited = false;
@@ -108,6 +90,7 @@ export class Session extends EventEmitter {
     private readonly relayThreadId: number) {
     super();
     this.exitPromise = new Promise((r) => (this.resolveExit = r));
+    this.series = new SampledSeries(pid, opts);
     this.main = new TargetThread(0, cdp, cwd, opts, this.notes);
     this.threads.set(0, this.main);
     cdp.on('NodeWorker.attachedToWorker', (p: any) => {
@@ -219,7 +202,7 @@ export class Session extends EventEmitter {
       if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
-        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
+        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.series.record(id, f.sample);
       });
       this.emit('thread', id);
     } catch (e) {
@@ -365,58 +348,8 @@ export class Session extends EventEmitter {
         return [t.id, await t.sample((paths) => this.emit('resources', { thread: t.label, resources: paths }))] as const;
       } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
     }));
-    for (const g of got) if (g) this.record(g[0], g[1]);
+    for (const g of got) if (g) this.series.record(g[0], g[1]);
     this.emit('sample');
-  }
-
-  private record(thread: number, s: Sample): void {
-    const t = s.t / 1000;
-    const from = this.lastT.get(thread) ?? t;
-    this.lastT.set(thread, t);
-    const threadFocus = `/Thread/${this.pid}/${thread === 0 ? 'main' : thread}`;
-    const processFocus = `/Process/${os.hostname()}:${this.pid}`;
-    if (s.stack) {
-      const label = thread === 0 ? 'main' : String(thread);
-      let st = this.stacks.get(label);
-      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() }));
-      st.samples++;
-      if (s.stack.length) st.leaves.set(s.stack[0], (st.leaves.get(s.stack[0]) ?? 0) + 1);
-      // innermost first: each function was called, directly or not, by every one below it
-      s.stack.forEach((inner, i) => {
-        for (const outer of s.stack!.slice(i + 1)) {
-          let set = st!.above.get(outer);
-          if (!set) st!.above.set(outer, (set = new Set()));
-          set.add(inner);
-        }
-      });
-      // functions, and their modules once per sample ("<module>/" )
-      const keys = new Set(s.stack);
-      for (const f of s.stack) keys.add(f.slice(0, f.lastIndexOf('/') + 1));
-      for (const k of keys) st.hits.set(k, (st.hits.get(k) ?? 0) + 1);
-    }
-    const feed = (name: string, units: 'count' | 'seconds', value: number) => {
-      const own = this.seriesFor(threadFocus, name, units);
-      const delta = value - own.last;
-      own.last = value;
-      if (delta === 0) return;
-      const base = this.baseT ?? (this.baseT = from);
-      const a = Math.max(0, from - base), b = Math.max(0, t - base);
-      own.h.add(a, b, delta);
-      const proc = this.seriesFor(processFocus, name, units);
-      proc.last += delta;
-      proc.h.add(a, b, delta);
-    };
-    for (const [name, value] of s.counters) feed(name, 'count', value);
-    for (const [name, value] of s.timers) feed(name, 'seconds', value);
-    // thread values count from the first sample that has them, not from the thread's start
-    s.thread?.forEach((v, i) => {
-      const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
-      const key = `${threadFocus}\0${name}`;
-      const first = !this.series.has(key);
-      const own = this.seriesFor(threadFocus, name, 'seconds');
-      if (first) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
-      feed(name, 'seconds', v / 1000 - own.offset);
-    });
   }
 
   /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
@@ -434,8 +367,8 @@ export class Session extends EventEmitter {
    * `leaves`: in how many each function was the innermost (running its own code);
    * `above`: per function, the functions sampled running in calls it made (directly or not).
    */
-  stackSamples(thread: string): { samples: number; hits: ReadonlyMap<string, number>; leaves: ReadonlyMap<string, number>; above: ReadonlyMap<string, ReadonlySet<string>> } {
-    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() };
+  stackSamples(thread: string): StackSamples {
+    return this.series.stackSamples(thread);
   }
 
   /**
@@ -443,29 +376,15 @@ export class Session extends EventEmitter {
    * whole process (undefined). Internal names included (metric instances use them).
    */
   sampled(name: string, thread?: string): { last: number; bucketSeconds: number; buckets: number[] } | undefined {
-    const focus = thread === undefined ? this.processFocus : `/Thread/${this.pid}/${thread}`;
-    const sr = this.series.get(`${focus}\0${name}`);
-    return sr && { last: sr.last, bucketSeconds: sr.h.bucketSeconds, buckets: sr.h.values() };
+    return this.series.sampled(name, thread);
   }
 
   /** Names of the series sampled so far that start with `prefix` (any thread). */
   sampledNames(prefix: string): string[] {
-    const out = new Set<string>();
-    for (const sr of this.series.values()) if (sr.name.startsWith(prefix)) out.add(sr.name);
-    return [...out];
+    return this.series.sampledNames(prefix);
   }
 
-  get processFocus(): string { return `/Process/${os.hostname()}:${this.pid}`; }
-
-  private seriesFor(focus: string, name: string, units: 'count' | 'seconds'): Series {
-    const key = `${focus}\0${name}`;
-    let sr = this.series.get(key);
-    if (!sr) {
-      sr = { name, focus, units, h: new TimeHistogram(this.opts.buckets ?? 64, 0.1), last: 0, offset: 0 };
-      this.series.set(key, sr);
-    }
-    return sr;
-  }
+  get processFocus(): string { return this.series.processFocus; }
 
   /** Sample every `ms` milliseconds until detach or exit (changeable at any time). */
   startSampling(ms = this.intervalMs): void {
@@ -486,18 +405,12 @@ export class Session extends EventEmitter {
    * series only where a worker thread has data of its own).
    */
   metrics(): MetricValue[] {
-    const all = [...this.series.values()].filter((s) => !s.name.startsWith('_pn'));
-    const workers = all.some((s) => s.focus.startsWith('/Thread/') && !s.focus.endsWith('/main'));
-    return all
-      .filter((s) => s.focus.startsWith('/Process/') || workers)
-      .sort((a, b) => Number(a.focus.startsWith('/Thread/')) - Number(b.focus.startsWith('/Thread/')))
-      .map((s) => ({ name: s.name, focus: s.focus, units: s.units, total: s.last, histogram: { bucketSeconds: s.h.bucketSeconds, buckets: s.h.values() } }));
+    return this.series.metrics();
   }
 
   /** The value of a metric for the process, or for one thread ('main' or a worker id). */
   value(name: string, thread?: string): number | undefined {
-    const focus = thread === undefined ? `/Process/${os.hostname()}:${this.pid}` : `/Thread/${this.pid}/${thread}`;
-    return this.series.get(`${focus}\0${name}`)?.last;
+    return this.series.value(name, thread);
   }
 
   /** Resolves when the target has exited (its last sample is recorded by then). */
@@ -511,7 +424,7 @@ export class Session extends EventEmitter {
     if (!this.detached) {
       this.exited = true;
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
-      for (const f of this.server.readFinal(this.pid)) this.record(f.thread, f.sample);
+      for (const f of this.server.readFinal(this.pid)) this.series.record(f.thread, f.sample);
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
       if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.once('exit', (c) => { this.exitCode = c; finish(); });
       else finish();
@@ -541,24 +454,6 @@ export class Session extends EventEmitter {
 
   get usedInspectorPort(): boolean { return this.openedPort; }
   get elapsedSeconds(): number { return (Date.now() - this.startMs) / 1000; }
-}
-
-function toSpec(req: ProbeRequest, id: number, kinds: Map<string, 'wall' | 'cpu'>): ProbeSpec {
-  const snippet = compileSnippet(req.snippet, { point: pointClass(req.point), timerKinds: kinds });
-  const spec: ProbeSpec = { id, match: codeGlobToRegex(req.resource), point: req.point, where: req.where, order: req.order, snippet };
-  if (!/[*?]/.test(req.resource)) spec.exact = req.resource.slice('/Code/'.length);
-  const builtins = builtinModuleMatch(req.resource);
-  if (builtins) spec.builtins = builtins;
-  return spec;
-}
-
-/** For a glob over built-in modules (/Code/node:fs/*), the regex over "node:<name>" they must match. */
-function builtinModuleMatch(glob: string): string | undefined {
-  const g = glob.slice('/Code/'.length);
-  if (!g.startsWith('node:')) return undefined;
-  // the function is the last part: a module's name may have a '/' (node:fs/promises)
-  const cut = g.lastIndexOf('/');
-  return codeGlobToRegex('/Code/' + (cut < 0 ? g : g.slice(0, cut)));
 }
 
 export { CdpError, ParanodeError };

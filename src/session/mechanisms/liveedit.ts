@@ -1,0 +1,119 @@
+// Slots for scripts loaded before the agent, in one thread: one LiveEdit per
+// script (planned off thread by instrument/liveedit.ts), refused when its
+// pause would be too long or a function of it stays active (the script is
+// then reached by breakpoints), verified after, and undone at restore.
+import { Cdp } from '../../inspector/cdp';
+import { LiveEditPlan, planLiveEditOffThread, PlanTimeout, predictPauseMs } from '../../instrument/liveedit';
+import { AppliedEdit, findOldClosures } from '../../instrument/liveedit-verify';
+import { positionMap } from '../../instrument/breakpoint';
+import { ParanodeError } from '../errors';
+import { R } from '../target-runtime';
+import type { ScriptRef, ThreadBreakpoints } from './breakpoints';
+
+/** A LiveEdit that will not be made (its pause, a function that stays active): fall back. */
+export class LiveEditRefused extends ParanodeError {}
+
+/** What LiveEdits may do to a thread (ThreadLimits of the same names, defaults applied). */
+export interface LiveEditLimits { maxPauseMs: number; activeWaitMs: number; planLimitMs: number }
+
+export class ThreadLiveEdits {
+  /** scriptId -> its original text and runtime number */
+  private readonly edited = new Map<string, { original: string; no: number }>();
+
+  /**
+   * @param thread 0 for the main thread, else the worker's threadId
+   * @param announced every scriptId announced to the debugger (LiveEdit's hidden old copies never are)
+   * @param breakpoints where the points LiveEdit gives no slot are reached
+   * @param notes where to report what could not be done
+   */
+  constructor(private readonly thread: number, private readonly cdp: Cdp, private readonly cwd: string, private readonly limits: LiveEditLimits,
+    private readonly announced: Set<string>, private readonly breakpoints: ThreadBreakpoints, private readonly notes: string[]) {}
+
+  /** Whether a script was LiveEdited (it is prepared). */
+  has(scriptId: string): boolean {
+    return this.edited.has(scriptId);
+  }
+
+  /** Prepare an already-loaded script by one LiveEdit; LiveEditRefused if it will not be made. */
+  async prepare(sc: ScriptRef, source: string): Promise<AppliedEdit> {
+    const { maxPauseMs, activeWaitMs, planLimitMs } = this.limits;
+    const heap = await this.cdp.send('Runtime.getHeapUsage');
+    // refuse before planning: the prediction itself is costly on a huge script
+    const predicted = predictPauseMs(heap.usedSize, source.length);
+    if (predicted > maxPauseMs) {
+      throw new LiveEditRefused(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(predicted)} ms ` +
+        `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${maxPauseMs} ms (--max-pause)`);
+    }
+    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
+    let plan: LiveEditPlan;
+    try {
+      plan = await planLiveEditOffThread(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd }, planLimitMs);
+    } catch (e) {
+      if (e instanceof PlanTimeout) throw new LiveEditRefused(`LiveEdit of ${sc.module} not made: ${e.message} (planLimitMs)`);
+      throw e;
+    }
+    await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
+    const deadline = Date.now() + activeWaitMs;
+    for (;;) {
+      const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code });
+      if (!r.status || r.status === 'Ok') break;
+      const blocked = r.status === 'BlockedByActiveFunction' || r.status === 'BlockedByActiveGenerator';
+      if (blocked && Date.now() < deadline) {
+        await new Promise((res) => setTimeout(res, 50));
+        continue;
+      }
+      if (blocked) throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${activeWaitMs / 1000} s (${r.status})`);
+      throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${r.status}`);
+    }
+    // verified: the script holds the new text (closures are checked per batch, see verify)
+    if ((await this.cdp.send('Debugger.getScriptSource', { scriptId: sc.scriptId })).scriptSource !== plan.code) {
+      throw new LiveEditRefused(`LiveEdit of ${sc.module} answered Ok but the script kept its old text`);
+    }
+    this.edited.set(sc.scriptId, { original: source, no });
+    await this.cdp.agent('restore-plan', { thread: this.thread, scripts: [{ scriptId: sc.scriptId, source }] }).catch(() => undefined);
+    const noSlot = plan.unslotted.map((u) => [u.fn, u.point]);
+    this.breakpoints.addScript(no, { scriptId: sc.scriptId, text: plan.code, module: sc.module, functions: plan.analysis.functions, map: positionMap(plan.ins) });
+    await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(plan.analysis)}, undefined, ${JSON.stringify(sc.filename)}, 'liveedit', ${JSON.stringify(noSlot)})`);
+    const byReason = new Map<string, string[]>();
+    for (const u of plan.unslotted) {
+      const names = byReason.get(u.reason) ?? [];
+      const f = plan.analysis.functions[u.fn];
+      if (!names.includes(f.name)) names.push(f.name);
+      byReason.set(u.reason, names);
+    }
+    for (const [reason, names] of byReason) {
+      this.notes.push(`${sc.module}${this.thread ? ` (thread ${this.thread})` : ''}: no slot (${reason}) in ${names.length} function(s): ` +
+        `${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; probes there use breakpoints`);
+    }
+    const changed = [...new Set(plan.ins.map((x) => x.fn))].map((f) => plan.analysis.functions[f]);
+    return { scriptId: sc.scriptId, module: sc.module, original: source, changed };
+  }
+
+  /**
+   * Look for closures the LiveEdits left on old code (V8 answered Ok for them
+   * all): they run without slots, and no other mechanism can reach them.
+   */
+  async verify(applied: AppliedEdit[]): Promise<void> {
+    const old = await findOldClosures(this.cdp, applied, this.announced);
+    const byModule = new Map<string, string[]>();
+    for (const o of old) byModule.set(o.edit.module, [...(byModule.get(o.edit.module) ?? []), o.fn.name]);
+    for (const [module, names] of byModule) {
+      this.notes.push(`${module}${this.thread ? ` (thread ${this.thread})` : ''}: LiveEdit left closures made before it on the old code of ` +
+        `${names.length} function(s): ${names.slice(0, 8).join(', ')}${names.length > 8 ? ', ...' : ''}; calls through them are not counted`);
+    }
+  }
+
+  /** Every LiveEdited script back to its original text. */
+  async restore(): Promise<void> {
+    for (const [scriptId, e] of this.edited) {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: e.original });
+        if (!r.status || r.status === 'Ok') break;
+        if (Date.now() > deadline) { this.notes.push(`script ${scriptId} stayed active: its slots are switched off but its text was not restored`); break; }
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }
+    this.edited.clear();
+  }
+}

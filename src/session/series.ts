@@ -1,0 +1,140 @@
+// The sampled series of one target process: each thread's samples become time
+// histograms per thread and per process (a process series sums its threads'
+// increments), and its stack samples become counts per function and module.
+import * as os from 'os';
+import { TimeHistogram } from '../data/histogram';
+import type { Sample } from './thread';
+
+export interface MetricValue {
+  name: string;
+  /** /Process/<host>:<pid> for the whole process, /Thread/<pid>/<main|id> per thread */
+  focus: string;
+  units: 'count' | 'seconds';
+  total: number;
+  histogram: { bucketSeconds: number; buckets: number[] };
+}
+
+/** Stack samples of one thread (see Session.stackSamples). */
+export interface StackSamples {
+  samples: number;
+  hits: ReadonlyMap<string, number>;
+  leaves: ReadonlyMap<string, number>;
+  above: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** internal series of the threads' own values (see Runtime.watchThread) */
+export const THREAD_SERIES = '_pnt:';
+const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
+
+interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
+
+export class SampledSeries {
+  /** by focus + name; the process series sum the threads' increments */
+  private readonly series = new Map<string, Series>();
+  private readonly lastT = new Map<number, number>();
+  /** target time (s) of the first sample: histogram time zero */
+  private baseT: number | null = null;
+  /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
+  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }>();
+
+  /** @param opts.buckets histogram buckets (64) */
+  constructor(private readonly pid: number, private readonly opts: { buckets?: number }) {}
+
+  /** One sample of a thread (0: the main thread, else the worker's id). */
+  record(thread: number, s: Sample): void {
+    const t = s.t / 1000;
+    const from = this.lastT.get(thread) ?? t;
+    this.lastT.set(thread, t);
+    const threadFocus = `/Thread/${this.pid}/${thread === 0 ? 'main' : thread}`;
+    const processFocus = `/Process/${os.hostname()}:${this.pid}`;
+    if (s.stack) {
+      const label = thread === 0 ? 'main' : String(thread);
+      let st = this.stacks.get(label);
+      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() }));
+      st.samples++;
+      if (s.stack.length) st.leaves.set(s.stack[0], (st.leaves.get(s.stack[0]) ?? 0) + 1);
+      // innermost first: each function was called, directly or not, by every one below it
+      s.stack.forEach((inner, i) => {
+        for (const outer of s.stack!.slice(i + 1)) {
+          let set = st!.above.get(outer);
+          if (!set) st!.above.set(outer, (set = new Set()));
+          set.add(inner);
+        }
+      });
+      // functions, and their modules once per sample ("<module>/" )
+      const keys = new Set(s.stack);
+      for (const f of s.stack) keys.add(f.slice(0, f.lastIndexOf('/') + 1));
+      for (const k of keys) st.hits.set(k, (st.hits.get(k) ?? 0) + 1);
+    }
+    const feed = (name: string, units: 'count' | 'seconds', value: number) => {
+      const own = this.seriesFor(threadFocus, name, units);
+      const delta = value - own.last;
+      own.last = value;
+      if (delta === 0) return;
+      const base = this.baseT ?? (this.baseT = from);
+      const a = Math.max(0, from - base), b = Math.max(0, t - base);
+      own.h.add(a, b, delta);
+      const proc = this.seriesFor(processFocus, name, units);
+      proc.last += delta;
+      proc.h.add(a, b, delta);
+    };
+    for (const [name, value] of s.counters) feed(name, 'count', value);
+    for (const [name, value] of s.timers) feed(name, 'seconds', value);
+    // thread values count from the first sample that has them, not from the thread's start
+    s.thread?.forEach((v, i) => {
+      const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
+      const key = `${threadFocus}\0${name}`;
+      const first = !this.series.has(key);
+      const own = this.seriesFor(threadFocus, name, 'seconds');
+      if (first) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
+      feed(name, 'seconds', v / 1000 - own.offset);
+    });
+  }
+
+  /** See Session.stackSamples. */
+  stackSamples(thread: string): StackSamples {
+    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() };
+  }
+
+  /** See Session.sampled. */
+  sampled(name: string, thread?: string): { last: number; bucketSeconds: number; buckets: number[] } | undefined {
+    const focus = thread === undefined ? this.processFocus : `/Thread/${this.pid}/${thread}`;
+    const sr = this.series.get(`${focus}\0${name}`);
+    return sr && { last: sr.last, bucketSeconds: sr.h.bucketSeconds, buckets: sr.h.values() };
+  }
+
+  /** See Session.sampledNames. */
+  sampledNames(prefix: string): string[] {
+    const out = new Set<string>();
+    for (const sr of this.series.values()) if (sr.name.startsWith(prefix)) out.add(sr.name);
+    return [...out];
+  }
+
+  get processFocus(): string { return `/Process/${os.hostname()}:${this.pid}`; }
+
+  private seriesFor(focus: string, name: string, units: 'count' | 'seconds'): Series {
+    const key = `${focus}\0${name}`;
+    let sr = this.series.get(key);
+    if (!sr) {
+      sr = { name, focus, units, h: new TimeHistogram(this.opts.buckets ?? 64, 0.1), last: 0, offset: 0 };
+      this.series.set(key, sr);
+    }
+    return sr;
+  }
+
+  /** See Session.metrics. */
+  metrics(): MetricValue[] {
+    const all = [...this.series.values()].filter((s) => !s.name.startsWith('_pn'));
+    const workers = all.some((s) => s.focus.startsWith('/Thread/') && !s.focus.endsWith('/main'));
+    return all
+      .filter((s) => s.focus.startsWith('/Process/') || workers)
+      .sort((a, b) => Number(a.focus.startsWith('/Thread/')) - Number(b.focus.startsWith('/Thread/')))
+      .map((s) => ({ name: s.name, focus: s.focus, units: s.units, total: s.last, histogram: { bucketSeconds: s.h.bucketSeconds, buckets: s.h.values() } }));
+  }
+
+  /** See Session.value. */
+  value(name: string, thread?: string): number | undefined {
+    const focus = thread === undefined ? `/Process/${os.hostname()}:${this.pid}` : `/Thread/${this.pid}/${thread}`;
+    return this.series.get(`${focus}\0${name}`)?.last;
+  }
+}

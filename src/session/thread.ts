@@ -1,0 +1,222 @@
+// One thread of a target (the main thread or a worker): its CDP session, the
+// scripts it has loaded, its in-target runtime, and the order in which a probe
+// reaches the thread's code by each way (./mechanisms): loaded scripts are
+// LiveEdited, the runtime places by slot and by wrapping, breakpoints take
+// the points left.
+import * as path from 'path';
+import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
+import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
+import { isOwnCode, ownCodeDirs } from '../agent/own-code';
+import { Cdp } from '../inspector/cdp';
+import type { AppliedEdit } from '../instrument/liveedit-verify';
+import { codeGlobToRegex } from '../instrument/probe';
+import { UNREACHABLE } from '../instrument/breakpoint';
+import { ThreadBreakpoints } from './mechanisms/breakpoints';
+import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
+import type { PlacedCounts } from './mechanisms/mechanism';
+import { R } from './target-runtime';
+
+/** paranode's own code in the target: not the program's */
+const OWN = ownCodeDirs();
+
+export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[]; stack?: string[] }
+export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
+
+/** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
+export interface ThreadLimits {
+  /** refuse a LiveEdit predicted to pause longer (2000 ms) */
+  maxPauseMs?: number;
+  /** retry a LiveEdit blocked by an active function this long (5000 ms) */
+  activeWaitMs?: number;
+  /** points reached by breakpoints, at most (200) */
+  maxBreakpoints?: number;
+  /** give up planning a LiveEdit after this long (60000 ms) */
+  planLimitMs?: number;
+}
+
+export class TargetThread {
+  private readonly loaded = new Map<string, LoadedScript>();
+  /** every scriptId announced to the debugger (LiveEdit's hidden old copies never are) */
+  private readonly announced = new Set<string>();
+  /** the points without a slot */
+  private readonly breakpoints: ThreadBreakpoints;
+  /** slots for scripts loaded before the agent */
+  private readonly liveEdits: ThreadLiveEdits;
+  /** analyses of loaded, unprepared scripts, by scriptId */
+  private readonly analyses = new Map<string, ScriptAnalysis>();
+  private scriptsCopy: { version: number; scripts: RuntimeScript[] } = { version: -1, scripts: [] };
+  private wrapNoted = false;
+
+  /**
+   * @param id 0 for the main thread, else the worker's threadId
+   * @param notes where to report what could not be done
+   */
+  constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
+    this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
+    this.liveEdits = new ThreadLiveEdits(id, cdp, cwd, {
+      maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
+    }, this.announced, this.breakpoints, notes);
+    cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
+  }
+
+  get label(): string { return this.id === 0 ? 'main' : String(this.id); }
+
+  async enable(): Promise<void> {
+    await this.cdp.send('Debugger.enable', {});
+  }
+
+  private onScript(p: any): void {
+    this.announced.add(p.scriptId);
+    const url: string = p.url ?? '';
+    if (!url || url.startsWith('node:')) return;
+    let filename = url;
+    if (url.startsWith('file://')) { try { filename = decodeURIComponent(new URL(url).pathname); } catch { return; } }
+    if (!filename.startsWith('/')) return;
+    if (isOwnCode(filename, OWN)) return;
+    this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: path.relative(this.cwd, filename) || filename });
+  }
+
+  /** Prepared scripts with their functions matching a glob's regex (all when none); built-ins if the glob names them. */
+  async runtimeScripts(match = '', builtins?: string): Promise<RuntimeScript[]> {
+    if (builtins) await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
+    const re = match ? new RegExp(match) : null;
+    const out: RuntimeScript[] = [];
+    for (const s of await this.registered()) {
+      const functions = re ? s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`)) : s.functions;
+      if (functions.length) out.push({ ...s, functions });
+    }
+    return out;
+  }
+
+  /** The runtime's registered scripts, fetched again only when they changed (one small round trip when not). */
+  private async registered(): Promise<RuntimeScript[]> {
+    const fresh = await this.cdp.evaluate<{ version: number; scripts: RuntimeScript[] } | null>(`${R}.scriptsIf(${this.scriptsCopy.version})`);
+    if (fresh) this.scriptsCopy = fresh;
+    return this.scriptsCopy.scripts;
+  }
+
+  /** Files the runtime has registered (prepared, or reached by breakpoints). */
+  private async registeredFiles(): Promise<Set<string>> {
+    return new Set((await this.registered()).map((s) => s.filename));
+  }
+
+  /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
+  async unprepared(glob: string): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
+    const registered = await this.registeredFiles();
+    const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
+    for (const script of this.loaded.values()) {
+      if (registered.has(script.filename) || this.liveEdits.has(script.scriptId)) continue;
+      if (!moduleMayMatch(glob, script.module)) continue;
+      let analysis = this.analyses.get(script.scriptId);
+      if (!analysis) {
+        const source = await this.source(script);
+        try {
+          analysis = analyzeScript(source, undefined, { filename: script.filename, cwd: this.cwd }).analysis;
+        } catch {
+          this.notes.push(`${script.module}: not parsed, so not instrumentable`);
+          analysis = { functions: [], sourceType: 'script' };
+        }
+        this.analyses.set(script.scriptId, analysis);
+      }
+      out.push({ script, functions: analysis.functions });
+    }
+    return out;
+  }
+
+  private async source(script: LoadedScript): Promise<string> {
+    return (await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;
+  }
+
+  /**
+   * Prepare what the probe needs in this thread, then place it: by slots where
+   * there are slots, by breakpoints where there are none. Returns how many points
+   * each mechanism took, or null if no function matched.
+   */
+  async addProbe(spec: ProbeSpec, resource: string): Promise<PlacedCounts | null> {
+    const re = new RegExp(spec.match);
+    let matched = false;
+    const applied: AppliedEdit[] = [];
+    for (const { script, functions } of await this.unprepared(resource)) {
+      if (!functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`))) continue;
+      matched = true;
+      const analysis = this.analyses.get(script.scriptId)!;
+      this.analyses.delete(script.scriptId);
+      const source = await this.source(script);
+      try {
+        applied.push(await this.liveEdits.prepare(script, source));
+      } catch (e) {
+        if (!(e instanceof LiveEditRefused)) throw e;
+        await this.breakpoints.registerScript(script, source, analysis, e.message);
+      }
+    }
+    if (applied.length) await this.liveEdits.verify(applied);
+    const r = await this.cdp.evaluate<{ placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] }>(`${R}.addProbe(${JSON.stringify(spec)})`);
+    const counts: PlacedCounts = { slot: r.placed, breakpoint: 0, wrap: r.wrapped, missed: 0 };
+    if (r.wrapped && !this.wrapNoted) {
+      this.wrapNoted = true;
+      this.notes.push(`built-in functions are reached by wrapping their exports: calls through references taken before the probe ` +
+        `(const { f } = require(...)) are not seen; a module's calls to itself while serving a call (writeFileSync -> openSync) are not counted again`);
+    }
+    const missed = new Map<string, string[]>();
+    for (const fp of r.fallback) {
+      const why = await this.breakpoints.place(spec.id, fp, /\$0\b/.test(spec.snippet.body));
+      if (why === UNREACHABLE) continue;
+      if (!why) { counts.breakpoint++; continue; }
+      counts.missed++;
+      const where = this.breakpoints.whereOf(fp);
+      missed.set(why, [...(missed.get(why) ?? []), where]);
+    }
+    for (const [why, where] of missed) {
+      this.notes.push(`${where.length} point(s)${this.id ? ` in thread ${this.id}` : ''} not placed (${why}): ${where.slice(0, 5).join('; ')}${where.length > 5 ? '; ...' : ''}`);
+    }
+    return matched || r.matched ? counts : null;
+  }
+
+  /** Take a probe's breakpoints out (those no other probe needs). */
+  async removeProbe(id: number): Promise<void> {
+    await this.cdp.evaluate(`${R}.removeProbe(${id})`);
+    await this.breakpoints.remove(id);
+  }
+
+  /** scripts the runtime had registered at the last sample (new ones are announced) */
+  private knownScripts = 0;
+  /** /SyncObject resources (files, message channels) the thread's snippets have seen */
+  readonly syncObjects = new Set<string>();
+
+  /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
+  async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
+    const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
+    if (s.notes) this.notes.push(...s.notes.map((n) => (this.id ? `${n} (thread ${this.id})` : n)));
+    if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
+      const added = await this.cdp.evaluate<{ module: string; functions: string[] }[]>(`${R}.modulesSince(${this.knownScripts})`);
+      this.knownScripts = s.scripts;
+      const paths = added.flatMap((m) => [`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`)]);
+      if (paths.length) onNew(paths);
+    }
+    if (s.objects) {
+      for (const o of s.objects) this.syncObjects.add(o);
+      onNew?.(s.objects);
+    }
+    return s;
+  }
+
+  /** Slots off, load hook out, LiveEdited scripts back to their original text. */
+  async restore(): Promise<void> {
+    await this.breakpoints.restore();
+    await this.cdp.evaluate(`${R}.deactivate()`);
+    await this.liveEdits.restore();
+    await this.cdp.send('Debugger.disable');
+  }
+}
+
+/** Cheap pre-filter: could a glob's module part match this module? */
+function moduleMayMatch(glob: string, module: string): boolean {
+  const g = glob.slice('/Code/'.length);
+  if (g.startsWith('node:')) return false;
+  const cut = g.lastIndexOf('/');
+  if (cut < 0 || g.endsWith('**')) return true;
+  // named by a source map (e.g. a .ts file): the generated script's path says nothing
+  if (!/\.[cm]?js$|\*$/.test(g.slice(0, cut))) return true;
+  try { return new RegExp(codeGlobToRegex('/Code/' + g.slice(0, cut))).test(module); } catch { return true; }
+}
