@@ -71,6 +71,37 @@ export function parseSource(source: string, sourceType?: 'script' | 'module'): {
   }
 }
 
+/** Child keys of each ESTree node type acorn makes, in source order (unknown types: every key). */
+const CHILD_KEYS: Record<string, string[]> = {
+  Program: ['body'], ExpressionStatement: ['expression'], BlockStatement: ['body'], StaticBlock: ['body'], EmptyStatement: [],
+  DebuggerStatement: [], WithStatement: ['object', 'body'], ReturnStatement: ['argument'], LabeledStatement: ['label', 'body'],
+  BreakStatement: ['label'], ContinueStatement: ['label'], IfStatement: ['test', 'consequent', 'alternate'],
+  SwitchStatement: ['discriminant', 'cases'], SwitchCase: ['test', 'consequent'], ThrowStatement: ['argument'],
+  TryStatement: ['block', 'handler', 'finalizer'], CatchClause: ['param', 'body'], WhileStatement: ['test', 'body'],
+  DoWhileStatement: ['body', 'test'], ForStatement: ['init', 'test', 'update', 'body'], ForInStatement: ['left', 'right', 'body'],
+  ForOfStatement: ['left', 'right', 'body'], FunctionDeclaration: ['id', 'params', 'body'], VariableDeclaration: ['declarations'],
+  VariableDeclarator: ['id', 'init'], ThisExpression: [], ArrayExpression: ['elements'], ObjectExpression: ['properties'],
+  Property: ['key', 'value'], FunctionExpression: ['id', 'params', 'body'], ArrowFunctionExpression: ['params', 'body'],
+  UnaryExpression: ['argument'], UpdateExpression: ['argument'], BinaryExpression: ['left', 'right'],
+  AssignmentExpression: ['left', 'right'], LogicalExpression: ['left', 'right'], MemberExpression: ['object', 'property'],
+  ConditionalExpression: ['test', 'consequent', 'alternate'], CallExpression: ['callee', 'arguments'],
+  NewExpression: ['callee', 'arguments'], SequenceExpression: ['expressions'], YieldExpression: ['argument'],
+  AwaitExpression: ['argument'], TemplateLiteral: ['quasis', 'expressions'], TaggedTemplateExpression: ['tag', 'quasi'],
+  TemplateElement: [], ObjectPattern: ['properties'], ArrayPattern: ['elements'], RestElement: ['argument'],
+  AssignmentPattern: ['left', 'right'], ClassDeclaration: ['id', 'superClass', 'body'], ClassExpression: ['id', 'superClass', 'body'],
+  ClassBody: ['body'], MethodDefinition: ['key', 'value'], PropertyDefinition: ['key', 'value'], MetaProperty: ['meta', 'property'],
+  ImportDeclaration: ['specifiers', 'source', 'attributes'], ImportSpecifier: ['imported', 'local'], ImportDefaultSpecifier: ['local'],
+  ImportNamespaceSpecifier: ['local'], ImportAttribute: ['key', 'value'], ImportExpression: ['source', 'options'],
+  ExportNamedDeclaration: ['declaration', 'specifiers', 'source', 'attributes'], ExportSpecifier: ['local', 'exported'],
+  ExportDefaultDeclaration: ['declaration'], ExportAllDeclaration: ['exported', 'source', 'attributes'],
+  ChainExpression: ['expression'], ParenthesizedExpression: ['expression'], SpreadElement: ['argument'],
+  Identifier: [], PrivateIdentifier: [], Literal: [], Super: [],
+};
+
+function childKeys(n: Node): string[] {
+  return CHILD_KEYS[n.type] ?? Object.keys(n).filter((k) => k !== 'loc' && !k.startsWith('__'));
+}
+
 const FUNCTION_TYPES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 const LOOP_TYPES = new Set(['ForStatement', 'ForInStatement', 'ForOfStatement', 'WhileStatement', 'DoWhileStatement']);
 
@@ -168,7 +199,7 @@ function tryWrapConflict(body: Node[], strict: boolean, params: Set<string>): st
     if (n.type === 'VariableDeclaration' && n.kind === 'var') {
       for (const d of n.declarations) collectPatternNames(d.id, varNames);
     }
-    for (const key of Object.keys(n)) {
+    for (const key of childKeys(n)) {
       const v = (n as any)[key];
       if (Array.isArray(v)) v.forEach((c) => collectVars(c, inFn));
       else if (v && typeof v === 'object' && typeof v.type === 'string') collectVars(v, inFn);
@@ -176,8 +207,9 @@ function tryWrapConflict(body: Node[], strict: boolean, params: Set<string>): st
   };
   for (const st of body) {
     if (st.type === 'FunctionDeclaration' && st.id) fnNames.set(st.id.name, (fnNames.get(st.id.name) ?? 0) + 1);
-    else collectVars(st, false);
   }
+  if (fnNames.size === 0) return undefined;
+  for (const st of body) if (st.type !== 'FunctionDeclaration') collectVars(st, false);
   for (const [name, count] of fnNames) {
     if (varNames.has(name)) return `function ${name} is also declared with var`;
     // sloppy: a body-level function of a parameter's name (or `arguments`) sets the
@@ -328,8 +360,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       return;
     }
     if (n.type === 'PropertyDefinition' || n.type === 'StaticBlock') curCtx = { ...curCtx, thisReady: true };
-    for (const key of Object.keys(n)) {
-      if (key === 'loc' || key.startsWith('__')) continue;
+    for (const key of childKeys(n)) {
       const v = (n as any)[key];
       if (Array.isArray(v)) {
         for (const c of v) if (c && typeof c.type === 'string') visit(c, n, parent, curFn, curStrict, curCtx);

@@ -226,21 +226,21 @@ const IDENT = /[\w$\\\u0080-\uffff]/;
  */
 export function applyInsertions(source: string, ins: Insertion[]): string {
   const sorted = sortInsertions(ins);
-  let out = '';
+  const parts: string[] = [];
   let last = 0;
+  // the last character written (reading it back from a growing string would flatten it each time)
+  let prev = '';
   for (let k = 0; k < sorted.length; k++) {
     const x = sorted[k];
-    out += source.slice(last, x.pos);
-    last = x.pos;
-    if (x.text && IDENT.test(out[out.length - 1] ?? '') && IDENT.test(x.text[0])) x.text = ' ' + x.text;
-    out += x.text;
+    if (x.pos > last) { parts.push(source.slice(last, x.pos)); prev = source[x.pos - 1]; last = x.pos; }
+    if (x.text && IDENT.test(prev) && IDENT.test(x.text[0])) x.text = ' ' + x.text;
     const next = sorted[k + 1];
-    if ((!next || next.pos !== x.pos) && x.text && IDENT.test(x.text[x.text.length - 1]) && IDENT.test(source[x.pos] ?? '')) {
-      x.text += ' ';
-      out += ' ';
-    }
+    if ((!next || next.pos !== x.pos) && x.text && IDENT.test(x.text[x.text.length - 1]) && IDENT.test(source[x.pos] ?? '')) x.text += ' ';
+    parts.push(x.text);
+    if (x.text) prev = x.text[x.text.length - 1];
   }
-  return out + source.slice(last);
+  parts.push(source.slice(last));
+  return parts.join('');
 }
 
 /** Prepare a script at load time (any shape allowed). */
