@@ -90,3 +90,25 @@ export function lineRequests(child: ChildProcess): (line: string, re: RegExp) =>
     }
   };
 }
+
+/**
+ * Does this Node's V8 still have LiveEdit (Debugger.setScriptSource)? Node 26's
+ * does not. Asked the way the tool asks a target: a dry run, answered at once by
+ * this process's own inspector. Tests of LiveEdit itself check the fallback where
+ * it is missing.
+ */
+export const LIVEEDIT: boolean = (() => {
+  const inspector = require('node:inspector') as typeof import('node:inspector');
+  const vm = require('node:vm') as typeof import('node:vm');
+  const s = new inspector.Session();
+  s.connect();
+  let id = '';
+  let answer = true;
+  s.on('Debugger.scriptParsed', (m) => { if (m.params.url === 'paranode-liveedit-probe.js') id = m.params.scriptId; });
+  s.post('Debugger.enable');
+  vm.runInThisContext('0', { filename: 'paranode-liveedit-probe.js' });
+  s.post('Debugger.setScriptSource', { scriptId: id, scriptSource: '0', dryRun: true }, (e) => { answer = !e || !/no longer available/.test(e.message); });
+  s.post('Debugger.disable');
+  s.disconnect();
+  return answer;
+})();

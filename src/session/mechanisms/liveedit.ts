@@ -34,9 +34,21 @@ export class ThreadLiveEdits {
     return this.edited.has(scriptId);
   }
 
+  /** Does this thread's V8 still have LiveEdit? (asked once; Node 26's V8 answers that it does not) */
+  private available: Promise<string | null> | null = null;
+
+  /** null when LiveEdit works here, else why not: a dry run of the script's own text tells, at no cost. */
+  private unavailable(sc: ScriptRef, source: string): Promise<string | null> {
+    this.available ??= this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: source, dryRun: true })
+      .then(() => null, (e: Error) => (/no longer available/i.test(e.message) ? e.message.replace(/^.*?:\s*/, '') : null));
+    return this.available;
+  }
+
   /** Prepare an already-loaded script by one LiveEdit; LiveEditRefused if it will not be made. */
   async prepare(sc: ScriptRef, source: string): Promise<AppliedEdit> {
     const { maxPauseMs, activeWaitMs, planLimitMs } = this.limits;
+    const missing = await this.unavailable(sc, source);
+    if (missing) throw new LiveEditRefused(`this Node's V8 has no LiveEdit (${missing}): ${sc.module} is reached by breakpoints`);
     const heap = await this.cdp.send('Runtime.getHeapUsage');
     // refuse before planning: the prediction itself is costly on a huge script
     const predicted = predictPauseMs(heap.usedSize, source.length);
