@@ -33,7 +33,8 @@ container.register({
   answer: asFunction(asyncFactory),
 });
 const svc = container.resolve('service');
-for (const line of svc.run(12)) log('service', line);
+for (const line of svc.run(40)) log('service', line);
+for (let i = 0; i < 300; i++) container.resolve(i % 2 ? 'service' : 'repo');
 const scope = container.createScope();
 scope.register({ connectionString: asValue('db://scoped') });
 log('scoped db', scope.resolve('database').cs, container.resolve('db').cs, scope.resolve('db') === scope.resolve('database'));
