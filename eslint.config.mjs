@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'demo/**', 'bench/targets/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'test/corpus/**', 'demo/**', 'bench/targets/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

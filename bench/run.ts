@@ -15,6 +15,7 @@ import { benchLarge } from './large';
 import { benchMetrics } from './metrics';
 import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
+import { benchStartup } from './startup';
 import { benchWorkload } from './workload';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
@@ -27,6 +28,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   metrics: benchMetrics,
   cost: benchCost,
   consultant: benchConsultant,
+  startup: benchStartup,
 };
 
 function usage(): never {
