@@ -45,6 +45,9 @@ const CASES: Record<string, string> = {
     out.push(t\`a\${id(1)}b\`, new N(), N(), l());`,
   'generators: return() and throw()': `function* g(){ try { yield 1; yield 2; } finally { out.push('fin'); } }
     const a = g(); a.next(); out.push(a.return(5)); const b = g(); b.next(); try { b.throw(new Error('x')); } catch (e) { out.push(e.message); }`,
+  'a generator closed early by for-of runs its end slot once': `function* g(){ try { yield 1; yield 2; yield; } finally { out.push('closed'); } }
+    for (const v of g()) { if (v === 1) break; } const [a] = g(); out.push(a, [...g()].length);
+    function* h(){ yield 1; return 2; } const it = h(); out.push(it.next(), it.next(), it.next());`,
   'async arrows, for await, async iteration': `const f = async x => await x; async function* gen(){ yield* [1, 2]; yield await f(3); }
     const r = []; for await (const v of gen()) r.push(v); out.push(r, await f(4));`,
   'exceptions keep their object and stack line': `function thrower(){ throw new RangeError('r'); } function f(){ try { thrower(); } catch (e) { return [e instanceof RangeError, e.message, e.stack.split('\\n')[1].replace(/\\(.*:(\\d+):\\d+\\)$/, 'line $1')]; } }

@@ -212,7 +212,9 @@ export class Runtime {
     this.scriptsVersion++;
     names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
     for (const p of this.probes.values()) this.place(p, rec);
-    this.reportFallback();
+    // a script the tool reaches by breakpoints: the next addProbe hands its points to the tool
+    // (a worker started after attach gets its standing probes so); elsewhere a point without a slot is only reported
+    if (how !== 'breakpoint') this.reportFallback();
   }
 
   /** Called by an ES module's preamble (see prepareModuleForLoad) when it first runs. */

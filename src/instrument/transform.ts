@@ -18,6 +18,8 @@
 //                                                    `return x` awaits x, a bare one does not)
 //   end        ;if(G)G[s]();                         after the last statement
 //   throw      try{ ... }catch($pnE){...;throw $pnE}  rethrows the same object
+//   generator  var $pnT;try{ ... }catch(..){..}finally{if($pnT===2&&G)G[end]()}
+//              yields set $pnT=2 while suspended: closed by return() there, it ran no exit
 //   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
 //                                                    one (or nothing); callee text untouched
 //   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
@@ -95,6 +97,10 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     // an empty body (or one of directives only): the end slot comes after the entry slot
     const entryAt = blockBody ? entryPos(source, node.body, mode) : null;
     const endPhase = entryAt && entryAt.pos === bodyEnd(node.body) ? 2 : 1;
+    // a generator closed by return() while suspended leaves by a return completion at its
+    // yield, which no slot sees: a local flag marks suspension and a finally runs the end slot
+    const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0;
+    const endPoint = f.points.findIndex((q) => q.exit === 'end');
 
     for (const p of f.points) {
       const pn = f.pointNodes[p.index];
@@ -106,7 +112,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (blockBody) {
             const { pos, sep } = entryAt!;
             plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});`, 2);
-            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, 'try{', 2);
+            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
@@ -134,7 +140,8 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
               if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
-              plain(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE};`, endPhase);
+              const closed = genFlag ? `finally{if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
+              plain(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
             } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
           break;
@@ -148,12 +155,15 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           // resume wraps the whole await/yield, suspend wraps its operand
           const resume = f.points[p.index + 1];
           const rslot = 2 * resume.index;
+          // in a flagged generator, a yield sets the flag while suspended (extra arguments, evaluated in order)
+          const flag = genFlag && pn!.type === 'YieldExpression';
+          const [suspended, resumed] = flag ? [',$pnT=2', ',$pnT=0'] : ['', ''];
           if (pn!.argument) {
-            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ')');
-            wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, '))');
+            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, `${resumed})`);
+            wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, `)${suspended})`);
           } else {
             // bare `yield`: it yields undefined, as the suspend slot gives back
-            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ` $pnP(${G},${slot}))`);
+            wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ` $pnP(${G},${slot},void 0${suspended})${resumed})`);
           }
           break;
         }

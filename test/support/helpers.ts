@@ -97,6 +97,11 @@ export function lineRequests(child: ChildProcess): (line: string, re: RegExp) =>
  * this process's own inspector. Tests of LiveEdit itself check the fallback where
  * it is missing.
  */
+/** The note a script gets where LiveEdit is missing (see LIVEEDIT). */
+export function noLiveEdit(file: string): RegExp {
+  return new RegExp(`^this Node's V8 has no LiveEdit \\(setScriptSource functionality no longer available\\): \\S*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is reached by breakpoints`);
+}
+
 export const LIVEEDIT: boolean = (() => {
   const inspector = require('node:inspector') as typeof import('node:inspector');
   const vm = require('node:vm') as typeof import('node:vm');
