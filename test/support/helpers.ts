@@ -1,6 +1,8 @@
 // Helpers for tests that drive real target processes.
 import { ChildProcess, spawn, spawnSync } from 'child_process';
+import * as inspector from 'inspector';
 import * as path from 'path';
+import * as vm from 'vm';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -103,8 +105,6 @@ export function noLiveEdit(file: string): RegExp {
 }
 
 export const LIVEEDIT: boolean = (() => {
-  const inspector = require('node:inspector') as typeof import('node:inspector');
-  const vm = require('node:vm') as typeof import('node:vm');
   const s = new inspector.Session();
   s.connect();
   let id = '';
