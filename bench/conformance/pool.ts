@@ -115,7 +115,7 @@ export async function runPool(rels: string[], opts: PoolOptions): Promise<void> 
         s.done++;
         remaining--;
         opts.onTest(r);
-        if (m.rss > 3e9) s.done = opts.recycleAfter;
+        if (m.rss > 2e9) s.done = opts.recycleAfter;
         feed(s);
       }
     });

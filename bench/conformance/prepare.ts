@@ -55,12 +55,23 @@ function slotHelpers(): { P: unknown; C: unknown } {
   return helpers;
 }
 
-/** What a variant run needs: its runtime and the global(s) its prepared code sees. */
+/**
+ * What the runs of a variant share in a worker process: one Runtime, as a
+ * thread has one, holding every script prepared in this process (the runner
+ * replaces its workers every few thousand tests). A new Runtime per run cost
+ * more than the run itself (its counter and timer arrays are 5 MB).
+ */
 export class VariantHost {
   readonly rt: Runtime;
-  /** scripts paranode's parser rejected though V8 compiles them (reason per file) */
-  readonly rejected: { file: string; reason: string }[] = [];
-  constructor(readonly variant: Exclude<Variant, 'original'>) {
+  private static readonly hosts = new Map<Variant, VariantHost>();
+
+  static of(variant: Exclude<Variant, 'original'>): VariantHost {
+    let h = VariantHost.hosts.get(variant);
+    if (!h) VariantHost.hosts.set(variant, (h = new VariantHost(variant)));
+    return h;
+  }
+
+  private constructor(readonly variant: Exclude<Variant, 'original'>) {
     this.rt = new Runtime();
     if (variant === 'slots-on') for (const s of probeSpecs()) this.rt.addProbe(s);
   }
@@ -85,7 +96,9 @@ export class VariantHost {
     for (let f = 0; f < p.analysis.functions.length; f++) {
       Object.defineProperty(g, `$pn${no}_${f}`, { value: 0, writable: true, configurable: true, enumerable: false });
     }
-    this.rt.registerScript(no, name, p.analysis, (fn, v) => setConstGlobal(g, `$pn${no}_${fn}`, v), name, 'load', p.unslotted.map((u) => [u.fn, u.point]));
+    // the runtime keeps the record: it must not keep the run's realm alive
+    const realm = new WeakRef(g);
+    this.rt.registerScript(no, name, p.analysis, (fn, v) => { const r = realm.deref(); if (r) setConstGlobal(r, `$pn${no}_${fn}`, v); }, name, 'load', p.unslotted.map((u) => [u.fn, u.point]));
     return p.code;
   }
 
@@ -95,7 +108,7 @@ export class VariantHost {
     return prepareModuleForLoad(source, no, url).code;
   }
 
-  /** Counter totals of the probes (sanity: how many handler runs the slots made). */
+  /** Counter totals of the probes so far (the runs' handler runs: a run's are the difference). */
   counts(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [name, value] of this.rt.sample().counters) if (name.startsWith('n_')) out[name] = value;

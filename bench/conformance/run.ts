@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   };
   console.error(`conformance: ${tests.length} tests from ${suite.languageDir}, ${opts.jobs} worker process${opts.jobs > 1 ? 'es' : ''}, Node ${process.version}`);
   await runPool(tests, {
-    jobs: opts.jobs, root: suite.root, harnessDir: suite.harnessDir, asyncTimeoutMs: opts.asyncTimeoutMs, hangMs: opts.hangMs, recycleAfter: 4000,
+    jobs: opts.jobs, root: suite.root, harnessDir: suite.harnessDir, asyncTimeoutMs: opts.asyncTimeoutMs, hangMs: opts.hangMs, recycleAfter: 2000,
     onTest: (r: TestResult) => { tally.add(r); progress(); },
   });
   progress(true);

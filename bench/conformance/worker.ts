@@ -10,6 +10,8 @@ import type { TaskMsg, WorkerMsg } from './protocol';
 // a test's own stray rejections and exceptions are not the runner's
 process.on('unhandledRejection', () => undefined);
 process.on('uncaughtException', () => undefined);
+// the runner went away (killed, crashed): so do we
+process.on('disconnect', () => process.exit(0));
 
 const send = (m: WorkerMsg): Promise<void> => new Promise((resolve) => { process.send!(m, undefined, undefined, () => resolve()); });
 const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
