@@ -22,6 +22,8 @@ import { pathToFileURL } from 'node:url';
 import * as vm from 'node:vm';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import * as acorn from 'acorn';
+import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const NODE_MODULES = path.join(ROOT, 'node_modules');
@@ -120,7 +122,6 @@ function siteOf(e: unknown, code: string, goal: Goal): string | undefined {
   const m = /^.*:(\d+)\n.*\n(\s*)\^/.exec(stack);
   if (m) { lineNo = Number(m[1]); at = m[2].length; } else {
     try {
-      const acorn = require('acorn') as typeof import('acorn');
       acorn.parse(code, { ecmaVersion: 'latest', sourceType: goal === 'module' ? 'module' : 'script', allowReturnOutsideFunction: goal === 'commonjs', allowHashBang: true });
       return undefined;
     } catch (ae) {
@@ -137,7 +138,6 @@ function siteOf(e: unknown, code: string, goal: Goal): string | undefined {
 
 function scanOne(job: FileJob): FileResult {
   const t0 = performance.now();
-  const { prepareForLoad, prepareModuleForLoad } = require('../src/instrument/transform') as typeof import('../src/instrument/transform');
   const source = fs.readFileSync(job.file, 'utf8');
   const rel = path.relative(ROOT, job.file);
   const done = (r: Omit<FileResult, 'file' | 'ms'>): FileResult => ({ file: rel, ms: performance.now() - t0, ...r });
