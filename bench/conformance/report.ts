@@ -1,7 +1,7 @@
 // The conformance report: counts, failure classes with examples (and a
 // reduced snippet where the reducer finds one), and the JSON of every failing run.
 import * as fs from 'fs';
-import { areas, classify, examples, type Failing } from './classify';
+import { areas, classify, errorShape, examples, type Failing } from './classify';
 import { reduceExample } from './reduce';
 import type { Tally } from './tally';
 
@@ -44,11 +44,17 @@ export function printReport(t: Tally, info: RunInfo, k: number): void {
       i++;
       const off = c.items.filter((f) => f.run.endsWith('slots-off')).length;
       out.push(`\n${i}. ${c.name} — ${c.items.length} runs (slots-off ${off}, slots-on ${c.items.length - off}); areas: ${areas(c)}`);
-      if (c.why) out.push(`   ${c.why}`);
+      if (c.why) {
+        out.push(`   ${c.why}`);
+        const msgs = new Map<string, number>();
+        for (const f of c.items) { const m = `${f.outcome.phase}: ${errorShape(f.outcome.error ?? '')}`; msgs.set(m, (msgs.get(m) ?? 0) + 1); }
+        out.push(`   errors: ${[...msgs].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([m, n]) => `${m} (${n})`).join('; ')}`);
+      }
+      if (c.reduced) out.push(`   reduced: ${c.reduced}`);
       for (const e of examples(c, k)) {
         out.push(`   - ${e.rel} [${e.run}] ${e.outcome.phase}: ${(e.outcome.error ?? '').slice(0, 200)}`);
         if (e.outcome.site) out.push(`       at ${e.outcome.site.replace(/\s+/g, ' ')}`);
-        const red = reduceExample(info.root, e);
+        const red = c.reduced ? undefined : reduceExample(info.root, e);
         if (red) out.push(`       reduced: ${red}`);
       }
     }
@@ -61,7 +67,7 @@ export function writeJson(file: string, t: Tally, info: RunInfo): void {
     const [mode, variant] = f.run.split('/');
     return { test: f.rel, mode, variant, phase: f.outcome.phase, error: f.outcome.error, site: f.outcome.site };
   };
-  const classes = classify(t.failing).map((c) => ({ name: c.name, why: c.why, count: c.items.length, tests: [...new Set(c.items.map((f) => f.rel))] }));
+  const classes = classify(t.failing).map((c) => ({ name: c.name, why: c.why, reduced: c.reduced, count: c.items.length, tests: [...new Set(c.items.map((f) => f.rel))] }));
   const data = {
     info,
     counts: {
