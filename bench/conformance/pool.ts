@@ -12,6 +12,8 @@ export interface TestResult {
   rel: string;
   meta?: TestMeta;
   metaError?: string;
+  /** why the test was not run */
+  skipped?: string;
   runs: Map<string, RunOutcome>;
 }
 
@@ -110,6 +112,7 @@ export async function runPool(rels: string[], opts: PoolOptions): Promise<void> 
         const r = result(t);
         r.meta = m.meta;
         r.metaError = m.metaError;
+        r.skipped = m.skipped;
         results.delete(t.id);
         s.task = null;
         s.done++;
@@ -134,7 +137,7 @@ export async function runPool(rels: string[], opts: PoolOptions): Promise<void> 
     }
   }, 500);
   for (let i = 0; i < Math.min(opts.jobs, queue.length); i++) spawn();
-  if (queue.length === 0) finish();
+  if (remaining === 0) finish();
   await finished;
   clearInterval(watchdog);
 }

@@ -17,4 +17,4 @@ export interface TaskMsg {
 export type WorkerMsg =
   | { type: 'begin'; id: number; run: string }
   | { type: 'result'; id: number; run: string; outcome: RunOutcome }
-  | { type: 'end'; id: number; meta?: TestMeta; metaError?: string; rss: number };
+  | { type: 'end'; id: number; meta?: TestMeta; metaError?: string; skipped?: string; rss: number };

@@ -15,7 +15,8 @@ export function printReport(t: Tally, info: RunInfo, k: number): void {
   out.push(`test262: ${info.root}${info.commit ? ` @ ${info.commit}` : ''}`);
   out.push(`runtime: Node ${info.node} (V8 ${info.v8}), ${info.jobs} worker process(es), ${(info.elapsedMs / 1000).toFixed(1)} s${info.filter ? `, filter '${info.filter}'` : ''}${info.limit ? `, limit ${info.limit}` : ''}`);
   out.push('');
-  out.push(`tests:                 ${t.tests}${t.metaErrors.length ? ` (${t.metaErrors.length} with unreadable metadata, not run)` : ''}`);
+  const notRun = [t.metaErrors.length && `${t.metaErrors.length} with unreadable metadata`, t.skipped.length && `${t.skipped.length} not applicable (${[...new Set(t.skipped.map((s) => s.why))].join('; ')})`].filter(Boolean);
+  out.push(`tests:                 ${t.tests}${notRun.length ? ` (not run: ${notRun.join(', ')})` : ''}`);
   out.push(`runs of the original:  ${t.originalRuns} (a test runs once per mode: sloppy and strict unless flagged, module, raw)`);
   out.push(`original passes:       ${t.originalPasses} (${pct(t.originalPasses, t.originalRuns)}); rewritten runs count only where the original passed`);
   for (const v of ['slots-off', 'slots-on'] as const) {
@@ -71,7 +72,7 @@ export function writeJson(file: string, t: Tally, info: RunInfo): void {
   const data = {
     info,
     counts: {
-      tests: t.tests, metadataErrors: t.metaErrors.length, originalRuns: t.originalRuns, originalPasses: t.originalPasses,
+      tests: t.tests, metadataErrors: t.metaErrors.length, skipped: t.skipped.length, originalRuns: t.originalRuns, originalPasses: t.originalPasses,
       slotsOff: { ran: t.ran['slots-off'], passed: t.passed['slots-off'] }, slotsOn: { ran: t.ran['slots-on'], passed: t.passed['slots-on'] },
       testsCounted: t.testsCounted, testsPassing: t.testsPassing, parserRejections: t.rejected.size, handlerRuns: t.handlerRuns,
     },
@@ -80,6 +81,7 @@ export function writeJson(file: string, t: Tally, info: RunInfo): void {
     parserRejections: [...t.rejected].map(([file, reason]) => ({ file, reason })),
     originalFailures: t.originalFailures,
     metadataErrors: t.metaErrors,
+    skipped: t.skipped,
   };
   fs.writeFileSync(file, JSON.stringify(data, null, 1));
 }

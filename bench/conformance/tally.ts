@@ -11,6 +11,7 @@ export interface RunRecord { test: string; mode: Mode; variant: Variant; phase?:
 export class Tally {
   tests = 0;
   metaErrors: { test: string; error: string }[] = [];
+  skipped: { test: string; why: string }[] = [];
   originalRuns = 0;
   originalPasses = 0;
   /** tests whose every original run passed */
@@ -34,6 +35,7 @@ export class Tally {
   add(r: TestResult): void {
     this.tests++;
     if (r.metaError) { this.metaErrors.push({ test: r.rel, error: r.metaError }); return; }
+    if (r.skipped) { this.skipped.push({ test: r.rel, why: r.skipped }); return; }
     const features = r.meta?.features ?? [];
     const modes = new Set<string>();
     for (const run of r.runs.keys()) modes.add(run.split('/')[0]);

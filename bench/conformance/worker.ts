@@ -25,6 +25,11 @@ async function runTask(t: TaskMsg): Promise<void> {
     await send({ type: 'end', id: t.id, metaError: e instanceof MetadataError ? e.message : String(e), rss: process.memoryUsage.rss() });
     return;
   }
+  // a worker process's main thread can block (Atomics.wait): tests for hosts that cannot do not apply
+  if (meta.flags.includes('CanBlockIsFalse')) {
+    await send({ type: 'end', id: t.id, meta, skipped: 'CanBlockIsFalse (this host can block)', rss: process.memoryUsage.rss() });
+    return;
+  }
   for (const mode of modesOf(meta)) {
     let originalOk = t.decided[`${mode}/original`];
     for (const variant of VARIANTS) {
