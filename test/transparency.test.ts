@@ -27,3 +27,13 @@ for (const program of ['esprima-run.js', 'marked-run.js']) {
     fs.rmSync(json);
   });
 }
+
+test('a program that looks at itself (module cache, stack while loading, its function text) sees the same launched', () => {
+  const program = path.join(FIXTURES, 'sees-itself.js');
+  const plain = runNode([program], ROOT);
+  assert.equal(plain.status, 0, plain.stderr);
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '-p', '/Code/**.entry: e++', '--', process.execPath, program], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, plain.stdout);
+  assert.equal(r.stderr, plain.stderr);
+});

@@ -6,6 +6,7 @@ import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
 import { AGENT_ENV, AgentConfig } from './config';
 import { installLoadHooks } from './hooks';
+import { forgetOwnModules } from './own-code';
 import { install, Runtime } from './runtime';
 
 const STARTED = Symbol.for('paranode.agent');
@@ -39,6 +40,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     relay.on('error', () => { /* a broken relay must not crash the program */ });
     if (waitForRelay) Atomics.wait(connected, 0, 0, 10000);
   }
+  forgetOwnModules();
   return { pid: process.pid, threadId };
 }
 

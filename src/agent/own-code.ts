@@ -16,3 +16,13 @@ export function ownCodeDirs(): string[] {
 export function isOwnCode(filename: string, dirs = ownCodeDirs()): boolean {
   return dirs.some((d) => filename.startsWith(d));
 }
+
+/**
+ * Take paranode's modules out of the program's require.cache (they stay loaded:
+ * we hold them): a program listing its modules, or requiring acorn itself, must
+ * not find ours.
+ */
+export function forgetOwnModules(dirs = ownCodeDirs()): void {
+  const cache = require.cache;
+  for (const file of Object.keys(cache)) if (isOwnCode(file, dirs)) delete cache[file];
+}

@@ -443,7 +443,9 @@ export class Runtime {
   useCpuClock(): void {
     if (this.cpuClock) return;
     try {
-      const m = require(path.join(__dirname, '..', '..', '..', 'build', 'Release', 'thread_cpu.node')) as { threadCpuMs: () => number };
+      const file = path.join(__dirname, '..', '..', '..', 'build', 'Release', 'thread_cpu.node');
+      const m = require(file) as { threadCpuMs: () => number };
+      delete require.cache[file];
       if (m.threadCpuMs() >= 0) { this.cpu = m.threadCpuMs; this.cpuClock = 'thread'; return; }
     } catch { /* not built */ }
     this.cpuClock = 'process';
