@@ -11,6 +11,9 @@ import { install, Runtime } from './runtime';
 
 const STARTED = Symbol.for('paranode.agent');
 
+/** The main thread's relay, and a cell it sets once it has let go of the main thread's inspector. */
+let relay: { worker: Worker; released: Int32Array } | null = null;
+
 /**
  * @param waitForRelay block until the relay has reached the tool (launch: so
  * that even a program that ends at once is seen by the tool)
@@ -25,23 +28,43 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   const previous = g[STARTED] as { config: AgentConfig } | undefined;
   g[STARTED] = { config };
   if (!previous) {
-    process.on('exit', () => writeFinal(rt, g[STARTED].config.finalPath));
+    process.on('exit', () => {
+      writeFinal(rt, g[STARTED].config.finalPath);
+      release();
+    });
   }
   if (isMainThread) {
     const connected = new Int32Array(new SharedArrayBuffer(4));
-    const relay = new Worker(path.join(__dirname, 'relay.js'), {
-      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected },
+    const released = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(path.join(__dirname, 'relay.js'), {
+      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released },
       // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one
       env: { ...process.env, [AGENT_ENV]: '' },
       stdout: false,
       stderr: false,
     });
-    relay.unref();
-    relay.on('error', () => { /* a broken relay must not crash the program */ });
+    worker.unref();
+    worker.on('error', () => { /* a broken relay must not crash the program */ });
+    relay = { worker, released };
     if (waitForRelay) Atomics.wait(connected, 0, 0, 10000);
   }
   forgetOwnModules();
   return { pid: process.pid, threadId };
+}
+
+/**
+ * The process is exiting (also after an uncaught exception): the relay lets go of
+ * the main thread's inspector session first, or Node would print "Waiting for the
+ * debugger to disconnect..." on the program's stderr. Waits a little, never long.
+ */
+function release(): void {
+  if (!relay) return;
+  try {
+    relay.worker.postMessage('exit');
+    Atomics.wait(relay.released, 0, 0, 500);
+  } catch {
+    /* exiting anyway */
+  }
 }
 
 function writeFinal(rt: Runtime, finalPath: string): void {

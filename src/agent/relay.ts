@@ -6,9 +6,9 @@
 // back as it was: original script sources, runtime switched off.
 import * as inspector from 'inspector';
 import * as net from 'net';
-import { threadId, workerData } from 'worker_threads';
+import { parentPort, threadId, workerData } from 'worker_threads';
 
-interface RelayData { socketPath: string; token: string; mainThreadId: number; connected: Int32Array }
+interface RelayData { socketPath: string; token: string; mainThreadId: number; connected: Int32Array; released: Int32Array }
 
 const data = workerData as RelayData;
 const session = new inspector.Session();
@@ -82,3 +82,11 @@ async function restoreAndQuit(): Promise<void> {
 }
 
 sock.on('close', () => { void restoreAndQuit(); });
+
+// the main thread is exiting: let go of its inspector (its last values are written already)
+parentPort?.on('message', (m) => {
+  if (m !== 'exit') return;
+  try { session.disconnect(); } catch { /* gone */ }
+  Atomics.store(data.released, 0, 1);
+  Atomics.notify(data.released, 0);
+});

@@ -334,6 +334,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
           // around it would run (and end the short-circuit) where the call does not
           if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
+          // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
+          else if (parent?.type === 'ThrowStatement') f.pointNoSlot.set(p.index, 'the operand of a throw: Node prints an uncaught exception\'s line as written');
         }
       } else if (LOOP_TYPES.has(n.type)) addPoint(f, 'loop', n.start, n);
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {

@@ -17,7 +17,9 @@
 //   return;    {if(G)G[s]();return;}                 no operand added (an async generator's
 //                                                    `return x` awaits x, a bare one does not)
 //   end        ;if(G)G[s]();                         after the last statement
-//   throw      try{ ... }catch($pnE){...;throw $pnE}  rethrows the same object
+//   throw      var $pnT=1;try{ ... }finally{if($pnT&&G)G[s]()}   normal exits set $pnT=0;
+//              V8 rethrows after a finally with the original location (LiveEdit and
+//              generators: try{ ... }catch($pnE){...;throw $pnE}, the same object)
 //   generator  var $pnT;try{ ... }catch(..){..}finally{if($pnT===2&&G)G[end]()}
 //              yields set $pnT=2 while suspended: closed by return() there, it ran no exit
 //   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
@@ -101,6 +103,12 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     // yield, which no slot sees: a local flag marks suspension and a finally runs the end slot
     const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0;
     const endPoint = f.points.findIndex((q) => q.exit === 'end');
+    // any other function prepared at load learns that it left by an exception from a local
+    // flag its normal exits clear, in a finally: V8 then rethrows with the original location
+    // (a `throw` in a catch would make an uncaught exception's banner name our line)
+    const doneFlag = mode === 'load' && !f.isGenerator && tryWrap && throwPoint >= 0 &&
+      !f.points.some((q) => (q.exit === 'return' || q.exit === 'end') && f.pointNoSlot.has(q.index));
+    const done = doneFlag ? '$pnT=0;' : '';
 
     for (const p of f.points) {
       const pn = f.pointNodes[p.index];
@@ -112,14 +120,15 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (blockBody) {
             const { pos, sep } = entryAt!;
             plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});`, 2);
-            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : 'try{', 2);
+            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : doneFlag ? 'var $pnT=1;try{' : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            wrap(f.index, exitPoint.index, from, node.end,
-              `{if(${G})${G}[${slot}](${args});${tw ? 'try{' : ''}return $pnP(${G},${2 * exitPoint.index},(`,
-              `))${tw ? `}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}` : ''}}`);
+            const [open, close] = !tw ? ['', '))'] : doneFlag
+              ? ['var $pnT=1;try{', `),$pnT=0)}finally{if($pnT&&${G})${G}[${2 * throwPoint}]()}`]
+              : ['try{', `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
+            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}return $pnP(${G},${2 * exitPoint.index},(`, `${close}}`);
           } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
             wrap(f.index, p.index, node.body.start, node.body.end, `(${G}&&${G}[${slot}](${args}),0)||`, '');
           } else noSlot(p.index, 'expression body cannot take an entry slot by LiveEdit');
@@ -127,21 +136,23 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
         }
         case 'exit': {
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
-            if (pn.argument) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
+            // (the flag is cleared once the value is computed: extra arguments are evaluated in order)
+            if (pn.argument) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, doneFlag ? '),$pnT=0)' : '))');
             // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
-            else wrap(f.index, p.index, pn.start, pn.end, `{if(${G})${G}[${slot}]();`, '}');
+            else wrap(f.index, p.index, pn.start, pn.end, `{${done}if(${G})${G}[${slot}]();`, '}');
           } else if (p.exit === 'return') {
             // expression-bodied arrow: handled with the entry slot at load time
             if (mode !== 'load') noSlot(p.index, 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place');
           } else if (p.exit === 'end') {
-            plain(f.index, p.index, bodyEnd(node.body), `;if(${G})${G}[${slot}]();`, endPhase);
+            plain(f.index, p.index, bodyEnd(node.body), `;${done}if(${G})${G}[${slot}]();`, endPhase);
           } else if (p.exit === 'throw') {
             if (!blockBody) {
               if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
               const closed = genFlag ? `finally{if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
-              plain(f.index, p.index, bodyEnd(node.body), `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
+              plain(f.index, p.index, bodyEnd(node.body), doneFlag ? `}finally{if($pnT&&${G})${G}[${slot}]()};`
+                : `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
             } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
           break;
