@@ -82,6 +82,8 @@ export class VariantHost {
     Object.defineProperty(g, '$pnP', { value: P, writable: false, configurable: false, enumerable: false });
     Object.defineProperty(g, '$pnC', { value: C, writable: false, configurable: false, enumerable: false });
     Object.defineProperty(g, RUNTIME_KEY, { value: this.rt, enumerable: false, configurable: true, writable: false });
+    // as the runtime does for its own realm: functions print their original text
+    this.rt.disguise.coverRealm(g);
   }
 
   /**
@@ -93,19 +95,23 @@ export class VariantHost {
   prepareScript(source: string, name: string, g: any, cache?: Map<string, PreparedTemplate>): string {
     const no = this.rt.allocScript();
     const p = cache ? fromTemplate(cache, source, name, no) : prepareForLoad(source, no, 'script');
+    // (a template's layout is of the stand-in number's text: harness functions print prepared text)
+    const layout = cache ? undefined : p.layout;
     for (let f = 0; f < p.analysis.functions.length; f++) {
       Object.defineProperty(g, `$pn${no}_${f}`, { value: 0, writable: true, configurable: true, enumerable: false });
     }
     // the runtime keeps the record: it must not keep the run's realm alive
     const realm = new WeakRef(g);
-    this.rt.registerScript(no, name, p.analysis, (fn, v) => { const r = realm.deref(); if (r) setConstGlobal(r, `$pn${no}_${fn}`, v); }, name, 'load', p.unslotted.map((u) => [u.fn, u.point]));
+    this.rt.registerScript(no, name, p.analysis, (fn, v) => { const r = realm.deref(); if (r) setConstGlobal(r, `$pn${no}_${fn}`, v); }, name, 'load', p.unslotted.map((u) => [u.fn, u.point]), layout);
     return p.code;
   }
 
   /** Prepare an ES module as the ESM hook does; its preamble registers it with the realm's runtime when it runs. */
   prepareModule(source: string, url: string): string {
     const no = this.rt.allocScript();
-    return prepareModuleForLoad(source, no, url).code;
+    const p = prepareModuleForLoad(source, no, url);
+    this.rt.disguise.add(no, url, p.layout);
+    return p.code;
   }
 
   /** Counter totals of the probes so far (the runs' handler runs: a run's are the difference). */

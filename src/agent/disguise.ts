@@ -116,8 +116,20 @@ export class Disguise {
     return text;
   }
 
-  private patchToString(): void {
-    const proto = Function.prototype as unknown as Record<string, unknown>;
+  /**
+   * Another realm (a vm context) that runs prepared code: its own
+   * Function.prototype.toString gives the original text too.
+   */
+  coverRealm(global: { Function: { prototype: object } }): void {
+    try { this.patchToString(global.Function.prototype); } catch { /* prepared text shows there */ }
+  }
+
+  private readonly covered = new WeakSet<object>();
+
+  private patchToString(fnProto: object = Function.prototype): void {
+    if (this.covered.has(fnProto)) return;
+    this.covered.add(fnProto);
+    const proto = fnProto as Record<string, unknown>;
     const d = Object.getOwnPropertyDescriptor(proto, 'toString');
     if (!d || typeof d.value !== 'function') return;
     const target = d.value as (this: unknown) => string;

@@ -288,7 +288,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       const bodyStmts: Node[] = n.body.type === 'BlockStatement' ? n.body.body : [];
       curStrict = strict || hasUseStrict(bodyStmts);
       const loc = lineOf(n.start);
-      const isMethodLike = parent && (parent.type === 'MethodDefinition' || (parent.type === 'Property' && (parent.method || parent.kind !== 'init')));
+      const isMethodLike = parent?.value === n && (parent.type === 'MethodDefinition' || (parent.type === 'Property' && (parent.method || parent.kind !== 'init')));
       const f: AnalyzedFunction = {
         index: out.length,
         name: inferName(n, parent, grand),
