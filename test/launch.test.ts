@@ -1,10 +1,11 @@
 // Launch a program under paranode: probes apply from its first line.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, programOutput } from './support/helpers';
+import { CLI, FIXTURES, programOutput } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 
@@ -104,4 +105,21 @@ test('a target that exits before sampling starts: nothing of paranode keeps runn
   assert.equal(r.signal, null, `still running after 60 s: ${r.stderr}`);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^exited 4$/m);
+});
+
+test('a launched program sees its own environment: no paranode variable, its NODE_OPTIONS; its children start untouched, its workers are measured', () => {
+  const program = path.join(FIXTURES, 'spawns-child.js');
+  const env = { ...process.env, NODE_OPTIONS: '--no-deprecation' };
+  const plain = spawnSync(process.execPath, [program], { cwd: FIXTURES, encoding: 'utf8', env });
+  assert.equal(plain.status, 0, plain.stderr);
+  const json = path.join(FIXTURES, '.spawns-child.json');
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-p', '/Code/spawns-child.js/f.entry: f++', '-p', '/Code/spawns-child-worker.js/g.entry: g++', '--', process.execPath, program],
+    { cwd: FIXTURES, encoding: 'utf8', env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, plain.stdout);
+  assert.match(r.stdout, /^program \["--no-deprecation",\[\]\]\nchild \["--no-deprecation",\[\],"undefined"\]\n$/);
+  const out = JSON.parse(fs.readFileSync(json, 'utf8'));
+  fs.rmSync(json);
+  const total = (n: string) => out.metrics.find((m: any) => m.name === n && m.focus.startsWith('/Process'))?.total;
+  assert.deepEqual([total('f'), total('g')], [3, 4]);
 });

@@ -14,6 +14,8 @@ export interface AgentConfig {
   probes?: ProbeSpec[];
   /** working directory used to name modules */
   cwd?: string;
+  /** launch: the NODE_OPTIONS the program was meant to have (null: none), put back once the agent has started */
+  nodeOptions?: string | null;
 }
 
 export const AGENT_ENV = 'PARANODE_AGENT';

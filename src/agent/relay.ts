@@ -59,10 +59,15 @@ function handle(msg: any): void {
     if (msg.id !== undefined) send({ id: msg.id, result: {} });
     return;
   }
-  session.post(msg.method, msg.params ?? {}, (err: any, result: unknown) => {
-    if (err) send({ id: msg.id, error: { message: String(err.message ?? err).replace(/^Inspector error -?\d+: /, ''), code: err.code } });
-    else send({ id: msg.id, result: result ?? {} });
-  });
+  try {
+    session.post(msg.method, msg.params ?? {}, (err: any, result: unknown) => {
+      if (err) send({ id: msg.id, error: { message: String(err.message ?? err).replace(/^Inspector error -?\d+: /, ''), code: err.code } });
+      else send({ id: msg.id, result: result ?? {} });
+    });
+  } catch (err: any) {
+    // let go of at exit (see bootstrap's release)
+    send({ id: msg.id, error: { message: String(err?.message ?? err), code: err?.code ?? 'ERR_INSPECTOR_NOT_CONNECTED' } });
+  }
 }
 
 function post(method: string, params: object): Promise<void> {

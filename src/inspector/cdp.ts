@@ -89,7 +89,9 @@ export class Cdp extends EventEmitter {
     if (msg.id !== undefined && this.pending.has(msg.id)) {
       const p = this.pending.get(msg.id)!;
       this.pending.delete(msg.id);
-      if (msg.error) p.reject(new CdpError(p.method, msg.error.message, msg.error.code));
+      // the relay let go of the inspector: the target is exiting
+      if (msg.error && /^ERR_INSPECTOR_(CLOSED|NOT_CONNECTED)$/.test(msg.error.code ?? '')) p.reject(new TargetGoneError(`${p.method}: the target is gone`));
+      else if (msg.error) p.reject(new CdpError(p.method, msg.error.message, msg.error.code));
       else p.resolve(msg.result);
     } else if (msg.method) {
       this.emit(msg.method, msg.params);

@@ -22,7 +22,7 @@ export interface LaunchResult { child: ChildProcess; agent: AgentConnection }
 export async function launchTarget(server: AgentServer, command: string[], config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>,
   stdio: 'inherit' | 'pipe', cwd?: string, timeoutMs = 15000): Promise<LaunchResult> {
   if (command.length === 0) throw new AttachError('nothing to run: give a command after --, e.g. paranode run -- node app.js');
-  const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir };
+  const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null };
   const preload = path.join(AGENT_DIR, 'preload.js');
   const env = {
     ...process.env,
@@ -148,7 +148,7 @@ export async function attachTarget(server: AgentServer, pid: number, config: Omi
       if (remotePid !== pid) {
         throw new AttachError(`port ${INSPECTOR_PORT} belongs to the inspector of process ${remotePid}, not ${pid}; stop that debugging session and retry`);
       }
-      const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir };
+      const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null };
       const bootstrap = path.join(AGENT_DIR, 'bootstrap.js');
       const waiting = server.waitForAgent(pid, timeoutMs);
       await cdp.evaluate(`process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(full)})`);
