@@ -98,7 +98,8 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     const throwPoint = f.points.findIndex((p) => p.exit === 'throw');
     // an empty body (or one of directives only): the end slot comes after the entry slot
     const entryAt = blockBody ? entryPos(source, node.body, mode) : null;
-    const endPhase = entryAt && entryAt.pos === bodyEnd(node.body) ? 2 : 1;
+    const endAt = blockBody ? endPos(node.body, mode) : -1;
+    const endPhase = entryAt && entryAt.pos === endAt ? 2 : 1;
     // a generator closed by return() while suspended leaves by a return completion at its
     // yield, which no slot sees: a local flag marks suspension and a finally runs the end slot
     const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0;
@@ -144,14 +145,14 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             // expression-bodied arrow: handled with the entry slot at load time
             if (mode !== 'load') noSlot(p.index, 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place');
           } else if (p.exit === 'end') {
-            plain(f.index, p.index, bodyEnd(node.body), `;${done}if(${G})${G}[${slot}]();`, endPhase);
+            plain(f.index, p.index, endAt, `;${done}if(${G})${G}[${slot}]();`, endPhase);
           } else if (p.exit === 'throw') {
             if (!blockBody) {
               if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
               const closed = genFlag ? `finally{if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
-              plain(f.index, p.index, bodyEnd(node.body), doneFlag ? `}finally{if($pnT&&${G})${G}[${slot}]()};`
+              plain(f.index, p.index, endAt, doneFlag ? `}finally{if($pnT&&${G})${G}[${slot}]()};`
                 : `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
             } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
@@ -205,6 +206,16 @@ function entryPos(source: string, body: any, mode: PrepareMode): { pos: number; 
   }
   if (mode === 'liveedit' && stmts.length) return { pos: stmts[0].start, sep: '' };
   return { pos: body.start + 1, sep: '' };
+}
+
+/**
+ * Where a block body's end and throw slots go: at load time right before its
+ * closing brace (the line of its last statement, often a `throw`, stays as
+ * written); for LiveEdit right after the last statement, so that the
+ * closing-brace line stays unchanged for V8's line diff.
+ */
+function endPos(body: any, mode: PrepareMode): number {
+  return mode === 'load' ? body.end - 1 : bodyEnd(body);
 }
 
 /** Right after the last statement (the closing-brace line stays unchanged). */
