@@ -37,7 +37,7 @@ export const RULES: Rule[] = [
   {
     name: 'bare yield (no operand)',
     why: 'the suspend slot " $pnP(G,s)" goes after "yield", but the resume wrapper closes at the same position first: "$pnP(G,r,yield) $pnP(G,s)"',
-    reduced: 'function* g(){ return (yield); }  ⇒  SyntaxError: Unexpected identifier \'$pnP\'',
+    reduced: 'function* g(){ yield; }  ⇒  SyntaxError: Unexpected identifier \'$pnP\' (prepared: "$pnP(G,4,yield) $pnP(G,2);")',
     test: (f) => /yield\)+\s*\$pn[PC]\(\$pn\w+,\d+\)/.test(site(f)) || /yield\s+\$pnP\(\$pn\w+,\d+\)/.test(site(f)),
   },
   {

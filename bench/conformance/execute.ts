@@ -94,6 +94,11 @@ export class TestRun {
   /** compiled text by filename, to show the site of an error */
   private readonly codes = new Map<string, string>();
   private readonly modules = new Map<string, vm.Module>();
+  /** the evaluation of each module this run started (the test's, and those import() reached first) */
+  private readonly evaluations = new Map<vm.Module, Promise<unknown>>();
+  private main: vm.Module | null = null;
+  /** what import() of a module waits for */
+  private readonly loading = new Map<vm.Module, Promise<void>>();
   private readonly testDir: string;
 
   constructor(private readonly inp: RunInput) {
@@ -225,11 +230,19 @@ export class TestRun {
     } catch (e) {
       throw new Failure('resolution', e);
     }
+    this.main = m;
     try {
-      await m.evaluate();
+      await this.evaluate(m);
     } catch (e) {
       throw new Failure('runtime', e);
     }
+  }
+
+  /** Evaluate once; import() of a module already evaluating waits for that evaluation. */
+  private evaluate(m: vm.Module): Promise<unknown> {
+    let p = this.evaluations.get(m);
+    if (!p) this.evaluations.set(m, (p = m.evaluate()));
+    return p;
   }
 
   private linker(g: any): vm.ModuleLinker {
@@ -273,8 +286,21 @@ export class TestRun {
   private async dynamicImport(g: any, specifier: string, ref: unknown, attrs: Record<string, string>): Promise<vm.Module> {
     const base = ref instanceof vm.Module && path.isAbsolute(ref.identifier) ? path.dirname(ref.identifier) : this.testDir;
     const m = this.moduleFor(g, path.resolve(base, String(specifier)), attrs);
-    if (m.status === 'unlinked') await m.link(this.linker(g));
-    if (m.status !== 'linking') await m.evaluate();
+    // called from inside an evaluate() that has not returned yet: let it return (and be recorded) first
+    await null;
+    let ready = this.loading.get(m);
+    if (!ready) {
+      // one link and evaluation per module, however many import() calls wait for it
+      ready = (async () => {
+        if (m.status === 'unlinked') await m.link(this.linker(g));
+        if (this.evaluations.has(m) || m.status === 'linked') await this.evaluate(m);
+        else if (m.status === 'errored') throw m.error;
+        // evaluating as a dependency of the test's module: ready when that evaluation is
+        else if (m.status === 'evaluating' && this.main) await this.evaluate(this.main);
+      })();
+      this.loading.set(m, ready);
+    }
+    await ready;
     return m;
   }
 
