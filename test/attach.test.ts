@@ -91,3 +91,17 @@ test('two processes attached at once on one host', async () => {
   assert.equal(value(sb, 'n'), 250);
   await Promise.all([sa.detach(), sb.detach()]);
 });
+
+test('attach leaves a target started with --throw-deprecation running: paranode makes no deprecated call in it', async () => {
+  const t = new Target(counted, [], ['--throw-deprecation']);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  await s.probe('/Code/counted.js/f.entry: n++');
+  await t.request('25', /done/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 25);
+  await s.detach();
+  await t.request('5', /done/);
+  assert.equal(t.err.replace(/Debugger (listening|ending).*\n|For help, see.*\n|Debugger attached\.\n|Waiting for the debugger.*\n/g, ''), '');
+});

@@ -17,8 +17,8 @@ export class Target {
   private readonly exited: Promise<number | null>;
   private gone: Error | null = null;
 
-  constructor(script: string, args: string[] = []) {
-    this.child = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'pipe'], cwd: FIXTURES });
+  constructor(script: string, args: string[] = [], nodeFlags: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['pipe', 'pipe', 'pipe'], cwd: FIXTURES });
     this.child.stdout!.setEncoding('utf8').on('data', (d: string) => { this.out += d; this.check(); });
     this.child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.err += d; });
     this.exited = new Promise((r) => this.child.once('exit', (c) => r(c)));
