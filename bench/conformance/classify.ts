@@ -61,7 +61,7 @@ export const RULES: Rule[] = [
   {
     name: 'async generator: "return;" gets an operand and awaits it',
     why: '"return;" becomes "return $pnP(G,s)": in an async generator "return x" awaits x, one tick later than a bare "return;"',
-    reduced: 'async function* g(){ return; }  ->  async function* g(){ ...return $pnP(G,2);... } (the first next() settles one tick later)',
+    reduced: 'async function* g(){ return; } g().next().then(A); Promise.resolve().then(B)  ⇒  B runs before A (original: A before B)',
     test: (f) => /Ticks for implicit/.test(err(f)) || /return-undefined-implicit-and-explicit/.test(f.rel),
   },
   {

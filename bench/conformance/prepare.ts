@@ -57,17 +57,22 @@ function slotHelpers(): { P: unknown; C: unknown } {
 
 /**
  * What the runs of a variant share in a worker process: one Runtime, as a
- * thread has one, holding every script prepared in this process (the runner
- * replaces its workers every few thousand tests). A new Runtime per run cost
- * more than the run itself (its counter and timer arrays are 5 MB).
+ * thread has one, holding the scripts of the runs it served. A new Runtime
+ * per run cost more than the run itself (its counter and timer arrays are
+ * 5 MB); a fresh one every RUNS_PER_RUNTIME runs keeps what one Runtime holds
+ * (every point of every script registered) from growing with the run.
  */
+const RUNS_PER_RUNTIME = 250;
+
 export class VariantHost {
   readonly rt: Runtime;
+  private runs = 0;
   private static readonly hosts = new Map<Variant, VariantHost>();
 
   static of(variant: Exclude<Variant, 'original'>): VariantHost {
     let h = VariantHost.hosts.get(variant);
-    if (!h) VariantHost.hosts.set(variant, (h = new VariantHost(variant)));
+    if (!h || h.runs >= RUNS_PER_RUNTIME) VariantHost.hosts.set(variant, (h = new VariantHost(variant)));
+    h.runs++;
     return h;
   }
 

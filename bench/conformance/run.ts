@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import * as vm from 'vm';
 import { findTests, locateSuite, makeFilter, UsageError } from './discover';
 import { runPool, type TestResult } from './pool';
 import { Tally } from './tally';
@@ -66,6 +67,11 @@ function parseArgs(argv: string[]): Options {
 }
 
 async function main(): Promise<void> {
+  if (!(vm as any).constants?.DONT_CONTEXTIFY) {
+    console.error(`conformance: Node ${process.version} is not a supported runtime (vm.constants.DONT_CONTEXTIFY is missing); ` +
+      `run it with node_modules/node22, node24 or node26, e.g. node_modules/node24/bin/node dist/bench/conformance/run.js <test262 dir>`);
+    process.exit(2);
+  }
   let opts: Options;
   let suite: ReturnType<typeof locateSuite>;
   try {
