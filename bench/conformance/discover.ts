@@ -2,6 +2,7 @@
 // fixtures other tests import (*_FIXTURE.js), filtered by substring or glob.
 import * as fs from 'fs';
 import * as path from 'path';
+import { pathGlobToRegex } from '../../src/instrument/probe';
 
 export class UsageError extends Error {}
 
@@ -44,14 +45,7 @@ export function findTests(suite: Suite): string[] {
 export function makeFilter(pattern: string | undefined): (rel: string) => boolean {
   if (!pattern) return () => true;
   if (!/[*?]/.test(pattern)) return (rel) => rel.includes(pattern);
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '*' && pattern[i + 1] === '*') { re += '.*'; i++; } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
   // a glob may name the path from the root or any tail of it
-  const rx = new RegExp(`(^|/)${re}$`);
+  const rx = new RegExp(`(^|/)${pathGlobToRegex(pattern)}$`);
   return (rel) => rx.test(rel);
 }

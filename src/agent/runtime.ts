@@ -405,11 +405,6 @@ export class Runtime {
     rec.setGuard(fn, any && this.active ? arr : 0);
   }
 
-  /** A point's pre-call handler; the array holds it composed with the post-call one (see rebuild). */
-  handler(no: number, fn: number, slot: number): Handler {
-    return this.own.get(`${no}:${fn}:${slot}`) ?? noop;
-  }
-
   private compile(list: SnippetAt[], how: Mechanism): Handler {
     const inner = list.map((s) => `try{${s.body}}catch(e){}`).join('');
     // every run of a handler is counted by its cost class (the observed cost multiplies

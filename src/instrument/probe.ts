@@ -37,15 +37,19 @@ export function parseProbe(text: string): ProbeRequest {
 /** Glob over "<module>/<function>" (the part after /Code/): * within a path component, ** across. */
 export function codeGlobToRegex(resource: string): string {
   if (!resource.startsWith('/Code/')) throw new ProbeSyntaxError(`"${resource}" is not a code resource (it must start with /Code/)`);
-  const glob = resource.slice('/Code/'.length);
-  let re = '^';
+  return `^${pathGlobToRegex(resource.slice('/Code/'.length))}$`;
+}
+
+/** A path glob as regular expression source, unanchored: * within a path component, ** across, ? one character. */
+export function pathGlobToRegex(glob: string): string {
+  let re = '';
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
     if (c === '*' && glob[i + 1] === '*') { re += '.*'; i++; } else if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
   }
-  return re + '$';
+  return re;
 }
 
 /** The snippet context of a point selector. */
