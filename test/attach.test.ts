@@ -1,23 +1,18 @@
 // Attach to a running process: LiveEdit slots, exact counts, clean detach.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { Session } from '../src/api';
-import { withPortLock } from '../src/inspector/process-control';
-import { FIXTURES, Target } from './support/helpers';
+import { AttachError, withPortLock } from '../src/inspector/process-control';
+import { CLI, FIXTURES, lineRequests, listensOnTcp, runNode, Target } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 const value = (s: Session, name: string) => s.value(name);
-
-/** Is the default inspector port open? Asked under paranode's own lock, so no other attach is half-way. */
-function portOpen(): Promise<boolean> {
-  return withPortLock(() => new Promise((resolve) => {
-    http.get('http://127.0.0.1:9229/json/list', (r) => { r.resume(); resolve(true); }).on('error', () => resolve(false));
-  }));
-}
 
 /** Read a script's source from the target the plain way (test oracle, not paranode). */
 function scriptSourceOf(pid: number, file: string): Promise<string> {
@@ -58,7 +53,7 @@ test('attach: exact counts through LiveEdit slots, then detach leaves the target
   await t.waitFor(/ready/);
   const before = (await t.request('500', /done (\d+)/))[1];
   const s = await Session.attach(t.pid);
-  assert.equal(await portOpen(), false, 'the inspector port is closed once the agent is connected');
+  assert.equal(listensOnTcp(t.pid), false, 'the inspector port is closed once the agent is connected');
   await s.probe('/Code/counted.js/f.entry: n++');
   await s.probe('/Code/counted.js/caller.call(f): sites++');
   await s.probe('/Code/counted.js/f.entry: if ($arg[0] > 10) big++');
@@ -68,7 +63,7 @@ test('attach: exact counts through LiveEdit slots, then detach leaves the target
   assert.equal(value(s, 'sites'), 500);
   assert.equal(value(s, 'big'), 495);
   await s.detach();
-  assert.equal(await portOpen(), false, 'detach leaves no port open');
+  assert.equal(listensOnTcp(t.pid), false, 'detach leaves no port open');
   const afterDetach = (await t.request('500', /done (\d+)/))[1];
   assert.equal(during, before);
   assert.equal(afterDetach, before);
@@ -104,4 +99,73 @@ test('attach leaves a target started with --throw-deprecation running: paranode 
   await s.detach();
   await t.request('5', /done/);
   assert.equal(t.err.replace(/Debugger (listening|ending).*\n|For help, see.*\n|Debugger attached\.\n|Waiting for the debugger.*\n/g, ''), '');
+});
+
+test('two tools on one target: the second is refused, naming the first, and changes nothing; the first keeps its session', async () => {
+  const t = new Target(counted);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  await s.probe('/Code/counted.js/f.entry: n++');
+  // the second tool is another process: the CLI
+  const second = runNode([CLI, 'attach', '-q', '-d', '1', '-p', '/Code/counted.js/f.entry: m++', String(t.pid)]);
+  assert.notEqual(second.status, 0);
+  assert.match(second.stderr, new RegExp(`process ${t.pid}: already attached by paranode \\(pid ${process.pid}: `));
+  assert.equal(listensOnTcp(t.pid), false, 'the port the second tool opened is closed again');
+  // and through the library, in this process
+  await assert.rejects(Session.attach(t.pid), (e: Error) => e instanceof AttachError && e.message.includes(`already attached by paranode (pid ${process.pid}`));
+  await t.request('40', /done/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 40);
+  await s.detach();
+  // once the first has detached, the next attach is let in at once
+  const again = await Session.attach(t.pid);
+  await again.probe('/Code/counted.js/f.entry: n++');
+  await t.request('7', /done/);
+  await again.sample();
+  assert.equal(value(again, 'n'), 7);
+  await again.detach();
+  assert.equal(listensOnTcp(t.pid), false);
+});
+
+test('a program launched by `paranode run` is held by that tool: an attach to it is refused, naming it', async () => {
+  const s = await Session.launch([process.execPath, counted], ['/Code/counted.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  const ask = lineRequests(s.child!);
+  await ask('', /ready/);
+  await assert.rejects(Session.attach(s.pid), (e: Error) => e instanceof AttachError && e.message.includes(`already attached by paranode (pid ${process.pid}`));
+  await ask('12', /done/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 12);
+  assert.equal(listensOnTcp(s.pid), false);
+});
+
+test('another local user cannot hold the attach lock: it is taken in a directory only this user can enter', async () => {
+  // acting as another user needs root (CI runs as root)
+  assert.equal(process.getuid!(), 0, 'this test plays another local user through setpriv, which needs root');
+  const shared = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-shared-'));
+  fs.chmodSync(shared, 0o1777);
+  after(() => fs.rmSync(shared, { recursive: true, force: true }));
+  // user nobody takes every name a tool could use there: the host-wide lock of old, and this user's own directory
+  const other = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'mkdir', '-m', '777',
+    path.join(shared, 'paranode-inspector-9229.lock'), path.join(shared, `paranode-${process.getuid!()}`)], { encoding: 'utf8' });
+  assert.equal(other.status, 0, other.stderr);
+  const t = new Target(counted);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const saved = { TMPDIR: process.env.TMPDIR, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR };
+  process.env.TMPDIR = shared;
+  delete process.env.XDG_RUNTIME_DIR;
+  try {
+    // the directory the other user made is not trusted: the lock goes to ~/.cache/paranode, and the attach goes through
+    const s = await Session.attach(t.pid);
+    await s.probe('/Code/counted.js/f.entry: n++');
+    await t.request('9', /done/);
+    await s.sample();
+    assert.equal(value(s, 'n'), 9);
+    await s.detach();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+  assert.equal(fs.existsSync(path.join(os.homedir(), '.cache', 'paranode', 'inspector-9229.lock')), false, 'the lock is let go');
 });

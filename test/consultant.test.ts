@@ -22,14 +22,14 @@ const DEMO = path.join(ROOT, 'demo');
 const WITHIN = 90;
 
 /** Diagnose a demo (it runs for 120 s; it is stopped when the diagnosis is done), with its stderr. */
-async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] = {}): Promise<{ d: Diagnosis; pid: number; stderr: string }> {
+async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] = {}): Promise<{ d: Diagnosis; pid: number; stderr: string; notes: string[] }> {
   let stderr = '';
   const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '120'] }, {
     cwd: DEMO, stdio: 'pipe', ...opts,
     onStart: (c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; }); s.child!.stdout!.resume(); opts.onStart?.(c, s); },
   });
   session.child!.kill();
-  return { d: diagnosis, pid: session.pid, stderr };
+  return { d: diagnosis, pid: session.pid, stderr, notes: session.notes };
 }
 
 const first = (d: Diagnosis, hypothesis: string) => d.bottlenecks.find((b) => b.hypothesis === hypothesis);
@@ -98,7 +98,7 @@ test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at i
 });
 
 test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunch', async () => {
-  const { d, pid, stderr } = await diagnoseDemo('worker-imbalance');
+  const { d, pid, stderr, notes } = await diagnoseDemo('worker-imbalance');
   const heavy = /heavy worker: thread (\d+)/.exec(stderr)?.[1];
   assert.ok(heavy, stderr);
   const b = first(d, 'cpu_bound');
@@ -106,7 +106,7 @@ test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunc
   assert.equal(b.focus, `/Code/worker-imbalance.js/crunch,/Thread/${pid}/${heavy}`);
   // the other workers were tested and found not CPU-bound
   const threads = d.searchHistory.filter((n) => n.hypothesis === 'cpu_bound' && /^\/Thread\/\d+\/\d+$/.test(n.focus));
-  assert.equal(threads.length, 4);
+  assert.equal(threads.length, 4, `${JSON.stringify(threads)}; notes: ${notes.join('; ')}`);
   for (const n of threads) assert.equal(n.state, n.focus.endsWith(`/${heavy}`) ? 'true' : 'false', n.focus);
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
 });

@@ -123,3 +123,13 @@ test('a launched program sees its own environment: no paranode variable, its NOD
   const total = (n: string) => out.metrics.find((m: any) => m.name === n && m.focus.startsWith('/Process'))?.total;
   assert.deepEqual([total('f'), total('g')], [3, 4]);
 });
+
+test('a probe longer than the environment can hold launches (the configuration goes through a private file, not spawn E2BIG)', async () => {
+  const { s, send, until } = await launched([`/Code/counted.js/f.entry: ${'n++; '.repeat(30000)}`]);
+  send('7');
+  await until(/done/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 7 * 30000);
+  await s.detach();
+  s.child!.kill();
+});

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target, programOutput } from './support/helpers';
+import { FIXTURES, Target, lineRequests, programOutput } from './support/helpers';
 
 const workers = path.join(FIXTURES, 'workers.js');
+const churn = path.join(FIXTURES, 'worker-churn.js');
 
 test('attached: a worker running at attach time and one started later count separately and exactly', async () => {
   const t = new Target(workers);
@@ -46,4 +47,46 @@ test('launched: probes apply in every worker from its first line', async () => {
   await s.waitForExit();
   assert.equal(s.value('n'), 350);
   assert.equal(s.value('n', 'main'), 30);
+});
+
+/** Place and remove a probe `rounds` times while worker threads start and end around it; the main thread's count stays exact. */
+async function churnRounds(s: Session, request: (line: string, re: RegExp) => Promise<RegExpMatchArray>, rounds: number): Promise<void> {
+  for (let k = 0; k < rounds; k++) {
+    const p = await s.probe(`/Code/worker-churn.js/f.entry: c${k}++`);
+    await request('main 50', /main done 50/);
+    await s.sample();
+    assert.equal(s.value(`c${k}`, 'main'), 50, `round ${k}`);
+    await s.removeProbe(p.id);
+  }
+}
+
+test('attached: worker threads ending while probes are placed and removed do not end the session', async () => {
+  const t = new Target(churn);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  await churnRounds(s, (l, re) => t.request(l, re), 15);
+  const started = Number((await t.request('started', /started (\d+)/))[1]);
+  assert.ok(started > 10, `${started} workers started and ended meanwhile`);
+  await s.detach();
+  await t.request('stop', /stopped/);
+  await t.request('main 5', /main done 5/);
+  assert.doesNotMatch(t.err, /Error|Assertion/, t.err);
+});
+
+test('launched: worker threads that start and end all the time are each instrumented or let go, never stuck; the session lasts', async () => {
+  const s = await Session.launch([process.execPath, churn], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  let err = '';
+  s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  const request = lineRequests(s.child!);
+  await request('', /ready/);
+  await churnRounds(s, request, 15);
+  const started = Number((await request('started', /started (\d+)/))[1]);
+  assert.ok(started > 10, `${started} workers started and ended meanwhile`);
+  await request('stop', /stopped/);
+  s.child!.stdin!.end();
+  await s.waitForExit();
+  assert.equal(s.exitCode, 0);
+  assert.doesNotMatch(err, /Error|Assertion/, err);
 });

@@ -4,48 +4,75 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
-import { AGENT_ENV, AgentConfig } from './config';
+import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { installLoadHooks } from './hooks';
 import { forgetOwnModules } from './own-code';
 import { install, Runtime } from './runtime';
 
 const STARTED = Symbol.for('paranode.agent');
 
-/** The main thread's relay, and a cell it sets once it has let go of the main thread's inspector. */
-let relay: { worker: Worker; released: Int32Array } | null = null;
+/**
+ * The main thread's relay, a cell it sets once it has let go of the main
+ * thread's inspector, one it sets when its session with the tool is over, and
+ * the tool it serves.
+ */
+interface Relay { worker: Worker; released: Int32Array; over: Int32Array; tool?: ToolIdentity }
+
+/**
+ * What the agent keeps between sessions, on a global: this module is loaded
+ * afresh for each (forgetOwnModules takes it out of the module cache).
+ */
+interface Started { config: AgentConfig; relay: Relay | null }
+const started = (): Started | undefined => (globalThis as any)[STARTED];
+
+/** The tool whose session holds this process (main thread), if one does. */
+export function holder(): ToolIdentity | null {
+  const relay = started()?.relay;
+  if (!isMainThread || !relay || Atomics.load(relay.over, 0) !== 0) return null;
+  return relay.tool ?? { pid: 0, command: 'unknown' };
+}
 
 /**
  * @param waitForRelay block until the relay has reached the tool (launch: so
  * that even a program that ends at once is seen by the tool)
  */
-export function start(config: AgentConfig, waitForRelay = false): { pid: number; threadId: number } {
+export function start(config: AgentConfig, waitForRelay = false): { pid: number; threadId: number; busy?: ToolIdentity } {
+  // one tool at a time: a second is told who holds the process, and nothing changes
+  const busy = holder();
+  if (busy) return { pid: process.pid, threadId, busy };
   const rt = install();
   rt.activate();
   if (config.cwd) rt.cwd = config.cwd;
   if (config.prepareOnLoad) installLoadHooks(rt);
   for (const p of config.probes ?? []) rt.addProbe(p);
-  const g = globalThis as any;
-  const previous = g[STARTED] as { config: AgentConfig } | undefined;
-  g[STARTED] = { config };
+  const previous = started();
+  const state: Started = previous ?? { config, relay: null };
+  state.config = config;
   if (!previous) {
-    process.on('exit', () => {
-      writeFinal(rt, g[STARTED].config.finalPath);
-      release();
+    Object.defineProperty(globalThis, STARTED, { value: state, enumerable: false, configurable: true });
+    process.on('exit', (code) => {
+      writeFinal(rt, state.config.finalPath);
+      release(state.relay, code);
     });
   }
   if (isMainThread) {
     const connected = new Int32Array(new SharedArrayBuffer(4));
     const released = new Int32Array(new SharedArrayBuffer(4));
+    const over = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(path.join(__dirname, 'relay.js'), {
-      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released },
+      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, openedPort: config.openedPort === true },
       // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one
       env: { ...process.env, [AGENT_ENV]: '' },
       stdout: false,
       stderr: false,
     });
+    // the relay asks before it ends (see relay.ts end()); unref'd after the listener, which refs it
+    worker.on('message', (m) => { if (m === 'ping') worker.postMessage('pong'); });
     worker.unref();
     worker.on('error', () => { /* a broken relay must not crash the program */ });
-    relay = { worker, released };
+    // a relay ends with its session (its loop drains): nothing to release at exit then
+    worker.once('exit', () => { if (state.relay?.worker === worker) state.relay = null; });
+    state.relay = { worker, released, over, tool: config.tool };
     if (waitForRelay) Atomics.wait(connected, 0, 0, 10000);
   }
   forgetOwnModules();
@@ -57,10 +84,10 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
  * the main thread's inspector session first, or Node would print "Waiting for the
  * debugger to disconnect..." on the program's stderr. Waits a little, never long.
  */
-function release(): void {
+function release(relay: Relay | null, code: number): void {
   if (!relay) return;
   try {
-    relay.worker.postMessage('exit');
+    relay.worker.postMessage({ exit: code });
     Atomics.wait(relay.released, 0, 0, 500);
   } catch {
     /* exiting anyway */

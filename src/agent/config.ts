@@ -16,6 +16,12 @@ export interface AgentConfig {
   cwd?: string;
   /** launch: the NODE_OPTIONS the program was meant to have (null: none), put back once the agent has started */
   nodeOptions?: string | null;
+  /** attach: the tool opened the inspector port; the watchdog closes it if the tool vanishes before it could */
+  openedPort?: boolean;
+  /** the tool that starts the agent: named to a second tool, which is refused while this one's session lasts */
+  tool?: ToolIdentity;
 }
+
+export interface ToolIdentity { pid: number; command: string }
 
 export const AGENT_ENV = 'PARANODE_AGENT';

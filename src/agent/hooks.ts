@@ -7,28 +7,45 @@
 // Older Node: a patched Module.prototype._compile and a module.register hook.
 import { fileURLToPath } from 'url';
 import { isOwnCode, ownCodeDirs } from './own-code';
+import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
 
 const HOOKS = Symbol.for('paranode.loadHooks');
 
-/** Prepare every module loaded from now on, until the runtime deactivates. */
-export function installLoadHooks(rt: Runtime): void {
+interface HookState { handle: { deregister?: () => void } | undefined; always: boolean }
+
+/**
+ * Prepare every module loaded from now on, until the runtime deactivates; with
+ * `always` (the dormant agent) also while it is off, and for the thread's
+ * whole life (slots off is the dormant state, and a later attach needs them).
+ */
+export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): void {
   const mod = require('module');
+  const g = globalThis as any;
   if (typeof mod.registerHooks !== 'function') {
+    if (opts.always) throw new Error(`this Node.js (${process.version}) has no module.registerHooks: the dormant agent needs 22.15 or later`);
     installCjsHook(rt);
     installEsmHook(rt);
     return;
   }
-  const g = globalThis as any;
-  if (g[HOOKS]) return;
+  const existing = g[HOOKS] as HookState | undefined;
+  if (existing) {
+    if (opts.always) existing.always = true;
+    return;
+  }
   // load the preparer before hooking, so that it is never prepared itself
   const { prepareForLoad, prepareModuleForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
   const own = ownCodeDirs();
-  const handle = mod.registerHooks({
+  // the start-up cache serves the dormant agent only: under `paranode run` it made the program
+  // start fast enough to expose a race in the tool's start of the agent at a new worker's
+  // first-line break (metrics tests, "Cannot access 'runtime_1' before initialization")
+  const cache = opts.always ? (require('./prepared-cache') as typeof import('./prepared-cache')).PreparedCache.open() : null;
+  const state: HookState = { handle: undefined, always: !!opts.always };
+  state.handle = mod.registerHooks({
     load(url: string, context: unknown, nextLoad: (url: string, context: unknown) => { format?: string; source?: unknown }) {
       const r = nextLoad(url, context);
       // require() of a .js file whose package has no "type" answers format undefined: CommonJS
-      if (!rt.active || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined) || !url.startsWith('file:')) return r;
+      if ((!rt.active && !state.always) || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined) || !url.startsWith('file:')) return r;
       let filename: string;
       try { filename = fileURLToPath(url); } catch { return r; }
       if (isOwnCode(filename, own)) return r;
@@ -37,10 +54,12 @@ export function installLoadHooks(rt: Runtime): void {
         let code: string;
         if (r.format === 'module') {
           const no = rt.allocScript();
-          const prepared = prepareModuleForLoad(source, no, url, { filename, cwd: rt.cwd });
+          const naming = { filename, cwd: rt.cwd };
+          const prep = (n: number) => prepareModuleForLoad(source, n, url, naming);
+          const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url }, prep) : prep(no);
           rt.disguise.add(no, url, prepared.layout);
           code = prepared.code;
-        } else code = prepareModule(rt, prepareForLoad, source, filename);
+        } else code = prepareModule(rt, prepareForLoad, source, filename, cache);
         return { ...r, source: code };
       } catch (e) {
         rt.unprepared.push({ file: filename, reason: String((e as Error)?.message ?? e) });
@@ -48,9 +67,10 @@ export function installLoadHooks(rt: Runtime): void {
       }
     },
   });
-  Object.defineProperty(g, HOOKS, { value: handle, configurable: true, enumerable: false });
+  Object.defineProperty(g, HOOKS, { value: state, configurable: true, enumerable: false });
   rt.onDeactivate.push(() => {
-    try { handle?.deregister?.(); } catch { /* already gone */ }
+    if (state.always) return;
+    try { state.handle?.deregister?.(); } catch { /* already gone */ }
     delete g[HOOKS];
   });
 }
@@ -98,9 +118,12 @@ function installCjsHook(rt: Runtime): void {
   rt.onDeactivate.push(() => { if (proto._compile === patched) proto._compile = original; });
 }
 
-function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string): string {
+function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string,
+  cache: PreparedCache | null = null): string {
   const no = rt.allocScript();
-  const prepared = prepareForLoad(content, no, 'script', { filename, cwd: rt.cwd });
+  const naming = { filename, cwd: rt.cwd };
+  const prep = (n: number) => prepareForLoad(content, n, 'script', naming);
+  const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd }, prep) : prep(no);
   rt.defineGlobals(no, prepared.analysis.functions.length);
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]), prepared.layout);
   return prepared.code;

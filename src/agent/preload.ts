@@ -4,6 +4,7 @@
 // to be and no paranode variable (it holds the session's token), so a child
 // process starts untouched. The program's worker threads get the configuration
 // through worker environment data instead (the preload runs in each of them).
+import * as fs from 'fs';
 import * as wt from 'worker_threads';
 import { AGENT_ENV, AgentConfig } from './config';
 import { start } from './bootstrap';
@@ -15,7 +16,9 @@ const loaderThread = !wt.isMainThread && wt.parentPort === null;
 const raw = process.env[AGENT_ENV] ?? (wt.isMainThread ? undefined : wt.getEnvironmentData(ENV_DATA) as string | undefined);
 if (raw && !loaderThread) {
   try {
-    const config = JSON.parse(raw) as AgentConfig;
+    // "@<file>": the tool wrote it to its private directory (a long probe list overflows the environment)
+    const text = raw.startsWith('@') ? fs.readFileSync(raw.slice(1), 'utf8') : raw;
+    const config = JSON.parse(text) as AgentConfig;
     if (wt.isMainThread) {
       if (config.nodeOptions === null) delete process.env.NODE_OPTIONS;
       else if (config.nodeOptions !== undefined) process.env.NODE_OPTIONS = config.nodeOptions;
@@ -23,7 +26,7 @@ if (raw && !loaderThread) {
     }
     // the relay worker (started by start()) must not get it: set for the program's workers after
     start(config, true);
-    if (wt.isMainThread) wt.setEnvironmentData(ENV_DATA, raw);
+    if (wt.isMainThread) wt.setEnvironmentData(ENV_DATA, text);
   } catch (e) {
     process.stderr.write(`paranode: agent not started: ${(e as Error).message}\n`);
   }

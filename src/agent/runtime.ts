@@ -13,6 +13,7 @@ import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
+import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
@@ -183,9 +184,36 @@ export class Runtime {
   readonly disguise = new Disguise();
   /** undo steps registered by whoever hooked into the thread (the load hook) */
   readonly onDeactivate: (() => void)[] = [];
+  /**
+   * filename -> scriptId of each script a session LiveEdited. The script keeps
+   * its id; V8 keeps each text it replaced as a hidden copy under the same name,
+   * which a later session's Debugger.enable announces: those copies are not the
+   * program's and must not be prepared again. Kept across sessions.
+   */
+  private readonly liveEdited = new Map<string, string>();
 
-  allocScript(): number {
-    return this.nextScript++;
+  noteLiveEdit(filename: string, scriptId: string): void {
+    this.liveEdited.set(filename, scriptId);
+  }
+
+  liveEditedScripts(): [string, string][] {
+    return [...this.liveEdited];
+  }
+
+  /** script numbers by key, kept across sessions (see allocScript) */
+  private readonly numbered = new Map<string, number>();
+
+  /**
+   * A number for a script's slots. With a key (a LiveEdited script), the same key
+   * gets the same number in every session: its slot globals are defined once,
+   * not once per session (they stay, inert, after detach: code prepared by an
+   * earlier session may still run through closures made while it was edited).
+   */
+  allocScript(key?: string): number {
+    if (key === undefined) return this.nextScript++;
+    let no = this.numbered.get(key);
+    if (no === undefined) this.numbered.set(key, (no = this.nextScript++));
+    return no;
   }
 
   /** Define the slot globals of a script before its prepared code runs. */
@@ -374,9 +402,7 @@ export class Runtime {
       if (n.endsWith('$mod')) return `${n.slice(0, -4)}@/Code/${rec.analysis.functions[f].module ?? rec.module}`;
       return n;
     };
-    return s.body
-      .replace(/__c_([A-Za-z_$][\w$]*)/g, (_m, n) => String(this.counter(cell(n))))
-      .replace(/__t_([A-Za-z_$][\w$]*)/g, (_m, n) => String(4 * this.timer(cell(n))));
+    return resolveNames(s.body, (n) => this.counter(cell(n)), (n) => this.timer(cell(n)));
   }
 
   private rebuild(key: string): void {
@@ -415,17 +441,13 @@ export class Runtime {
     // the clock is bound into the handler: a stop compiled before its start (a
     // request's stops go in first) must read the same CPU clock the start does
     if (/__ts_c\(|__tp\(|__vs\(|__vp\(/.test(body)) this.useCpuClock();
-    const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp',
-      `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
-      `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
-      `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
-      // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
-      `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
     const inst = this.instances;
-    const h = factory(this.C, this.U, this.F, this.L, this.T, this.now, this.cpu,
-      (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => inst.cell(name, timer === 1, kind, x),
-      (name: string, i: number, cpuTimer: number) => inst.start(name, i, cpuTimer === 1),
-      (name: string) => inst.stop(name));
+    const h = buildHandler(body, {
+      C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, now: this.now, cpu: this.cpu,
+      cell: (name, timer, kind, x) => inst.cell(name, timer, kind, x),
+      start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
+      stop: (name) => inst.stop(name),
+    });
     this.compiled.set(body, h);
     return h;
   }
@@ -535,7 +557,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[]; placed?: [number, number][] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -557,6 +579,8 @@ export class Runtime {
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
+    // where each standing probe is placed (the tool tells the user of probes that match nothing)
+    if (this.placed.size) out.placed = [...this.placed].map(([id, n]) => [id, n + (this.wrapped.get(id) ?? 0)]);
     return out;
   }
 
@@ -625,6 +649,36 @@ export class Runtime {
     return [...this.scripts.values()].slice(n).map((r) => ({ module: r.module, functions: r.names }));
   }
 
+}
+
+/** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */
+export function resolveNames(body: string, counter: (name: string) => number, timer: (name: string) => number): string {
+  // one pass: a name may itself hold "__c_" or "__t_"
+  return body.replace(/__([ct])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu, (_m, k, n) => String(k === 'c' ? counter(n) : 4 * timer(n)));
+}
+
+/** What a handler works on: the cells, the clocks, and the instances of /SyncObject resources. */
+export interface HandlerEnv {
+  C: Float64Array; U: Uint32Array; F: Float64Array; L: Uint32Array; T: Float64Array;
+  now: () => number; cpu: () => number;
+  cell: (name: string, timer: boolean, kind: 'file' | 'channel', x: unknown) => number;
+  start: (name: string, i: number, cpuTimer: boolean) => void;
+  stop: (name: string) => void;
+}
+
+/** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
+export function buildHandler(body: string, env: HandlerEnv): Handler {
+  const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq',
+    `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
+    `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
+    `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
+    // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
+    `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
+  return factory(env.C, env.U, env.F, env.L, env.T, env.now, env.cpu,
+    (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => env.cell(name, timer === 1, kind, safeInstanceArg(x)),
+    (name: string, i: number, cpuTimer: number) => env.start(name, i, cpuTimer === 1),
+    (name: string) => env.stop(name),
+    safeRead, safePrimitive, safeLooseEqual);
 }
 
 /**

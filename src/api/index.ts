@@ -7,7 +7,7 @@ export type { MetricValue } from '../session/series';
 export type { ThreadLimits } from '../session/thread';
 export { AttachError } from '../inspector/process-control';
 export { SnippetError } from '../instrument/snippet';
-export { ProbeSyntaxError, parseProbe } from '../instrument/probe';
+export { ProbeSyntaxError, parseProbe, parseProbes } from '../instrument/probe';
 export { TimeHistogram } from '../data/histogram';
 export { MetricManager, MetricInstance } from '../metrics/manager';
 export type { MetricInstanceValue } from '../metrics/manager';

@@ -4,9 +4,11 @@ import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import { diagnose, DiagnoseTarget } from '../consultant/diagnose';
 import { HYPOTHESES } from '../consultant/hypotheses';
-import { Diagnosis, renderDiagnosis, renderHistory } from '../consultant/report';
+import { diagnosis, Diagnosis, renderDiagnosis, renderHistory } from '../consultant/report';
 import type { PerformanceConsultant } from '../consultant/search';
 import { MdlLibrary } from '../mdl/library';
+import type { Session } from '../session/session';
+import { onStopSignals, signalStatus } from './signals';
 
 export interface DiagnoseCliOpts {
   maxOverhead: number; maxTests?: number; duration?: number; testTime: number; threshold: Record<string, number>;
@@ -87,30 +89,51 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
   const lib = MdlLibrary.standard();
   for (const f of opts.mdl) lib.loadFile(f);
   const ac = new AbortController();
-  const onSigint = () => ac.abort();
-  process.once('SIGINT', onSigint);
+  let running: { c: PerformanceConsultant; s: Session } | null = null;
+  const forward = (sig: NodeJS.Signals) => {
+    // Ctrl-C on a terminal has reached a launched program already
+    const child = running?.s.child;
+    if (child && child.exitCode === null && child.signalCode === null && (sig !== 'SIGINT' || !process.stdin.isTTY)) child.kill(sig);
+  };
+  const off = onStopSignals((sig) => {
+    process.stderr.write(`paranode: ${sig}: ending the search (again: stop at once with what was found)\n`);
+    forward(sig);
+    ac.abort();
+  }, (sig) => {
+    forward(sig);
+    if (running) {
+      // no more round trips to the target: the diagnosis of what was decided so far
+      const d = diagnosis(running.c, running.s.pid, running.s.processFocus, () => false);
+      d.targetFate = `was left as it was (${sig} again stopped the detach; the target restores itself)`;
+      if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(d, null, 2) + '\n');
+      process.stdout.write(renderDiagnosis(d));
+    }
+    process.exit(signalStatus(sig));
+  });
   try {
-    const { diagnosis, session } = await diagnose(target, {
+    const { diagnosis: result, session } = await diagnose(target, {
       maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration, testSeconds: opts.testTime,
       thresholds: opts.threshold, hypotheses: opts.hypotheses, intervalMs: opts.interval, signal: ac.signal, library: lib, cwd: extra.cwd,
       progress: (m) => process.stderr.write(`paranode: ${m}\n`),
       onStart: (c, s) => {
+        running = { c, s };
         process.stderr.write(`paranode: diagnosing process ${s.pid}; instrumentation limit ${Number.isFinite(c.limit) ? (100 * c.limit).toFixed(1) + '%' : 'none'} (Ctrl-C ends the search)\n`);
         if (!opts.quiet) liveView(c);
       },
     });
-    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(diagnosis, null, 2) + '\n');
-    process.stdout.write(renderDiagnosis(diagnosis));
-    if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, x not testable):\n' + renderHistory(diagnosis.searchHistory));
+    if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(renderDiagnosis(result));
+    if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, x not testable):\n' + renderHistory(result.searchHistory));
     const child = session.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       if (opts.stop) child.kill();
       await new Promise((r) => child.once('exit', r));
-      if (!opts.stop && child.exitCode) process.exitCode = child.exitCode;
     }
-    return diagnosis;
+    // a launched program's status is paranode's (128 + n for a signal), unless --stop ended it
+    if (child && !opts.stop) process.exitCode = child.signalCode ? signalStatus(child.signalCode) : (child.exitCode ?? 0);
+    return result;
   } finally {
-    process.off('SIGINT', onSigint);
+    off();
   }
 }
 

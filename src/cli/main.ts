@@ -3,12 +3,15 @@
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
+import { faultPoint } from '../inspector/fault-injection';
+import { parseProbes } from '../instrument/probe';
 import { Session } from '../session/session';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './diagnose';
 import { renderInstances, renderTable } from './live-view';
+import { EarlySignals, signalStatus } from './signals';
 
 interface CommonOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
@@ -56,7 +59,7 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts, mm?: MetricManager): Promise<void> {
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals()): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   let lines = 0;
   const draw = () => {
@@ -71,13 +74,29 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager): Promis
   const stop = async (why: string) => {
     if (stopping) return;
     stopping = true;
+    await faultPoint('detach');
     await s.detach();
     finish(s, opts, why, mm);
   };
-  process.once('SIGINT', () => { void stop('interrupted: detached'); });
+  let again: (sig: NodeJS.Signals) => void = () => undefined;
+  signals.handle((sig) => {
+    // a signal while a stop is under way (a detach that does not end) is a second one
+    if (stopping) { again(sig); return; }
+    if (!s.child) { progress(`${sig}: detaching (again: stop without detaching)`); void stop(`${sig}: detached`); return; }
+    // a launched program decides how it ends; what it ran is written once it has.
+    // Ctrl-C on a terminal has reached it already.
+    if (sig !== 'SIGINT' || !process.stdin.isTTY) s.child.kill(sig);
+    progress(`${sig}: ${sig !== 'SIGINT' || !process.stdin.isTTY ? 'passed to' : 'sent to'} the program; waiting for it to end (again: stop waiting)`);
+  }, again = (sig) => {
+    if (s.child && (sig !== 'SIGINT' || !process.stdin.isTTY)) s.child.kill(sig);
+    finish(s, opts, `${sig} again: stopped without waiting${s.child ? ' for the program' : ' for the detach (the target restores itself)'}; what was sampled is written`, mm);
+    process.exit(signalStatus(sig));
+  });
   if (opts.duration) setTimeout(() => { void stop(`detached after ${opts.duration} s`); }, opts.duration * 1000).unref();
+  void faultPoint('sampling');
   await s.waitForExit();
-  if (!stopping) { stopping = true; finish(s, opts, `target exited${s.exitCode !== null ? ` with code ${s.exitCode}` : ''}`, mm); }
+  signals.off();
+  if (!stopping) { stopping = true; finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm); }
 }
 
 /** The metric instances' table, then the probes' counters and timers (if any). */
@@ -90,6 +109,9 @@ function view(s: Session, mm?: MetricManager): string {
 }
 
 function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): void {
+  for (const p of s.unmatchedProbes().filter((t) => opts.probe.includes(t))) {
+    s.notes.push(`probe "${p}" matched no function of the program (modules are named relative to ${s.cwd}; see \`paranode resources\`)`);
+  }
   const metrics = [...(mm?.values() ?? []), ...s.metrics()];
   if (opts.json) {
     fs.writeFileSync(opts.json, JSON.stringify({ pid: s.pid, metrics, notes: s.notes }, null, 2) + '\n');
@@ -98,7 +120,8 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
     process.stderr.write(`paranode: ${why}\n` + view(s, mm));
     for (const n of s.notes.slice(shownNotes)) process.stderr.write(`note: ${n}\n`);
   }
-  if (s.child && s.exitCode !== null) process.exitCode = s.exitCode;
+  // a launched program's status is paranode's: 128 + n for a signal, as a shell shows it
+  if (s.child && s.exited) process.exitCode = s.exitSignal ? signalStatus(s.exitSignal) : (s.exitCode ?? 1);
 }
 
 /** What the requests placed: one line each, the snippets too with --show-snippets. */
@@ -131,15 +154,16 @@ async function main(argv: string[]): Promise<void> {
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
       const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints };
+      const signals = new EarlySignals();
       if (!opts.enable.length) {
-        await session(await Session.launch(command, opts.probe, limits), opts);
+        await session(await Session.launch(command, opts.probe, limits), opts, undefined, signals);
         return;
       }
       const lib = library(opts.mdl);
       for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
       const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe, progress }, lib);
       if (!opts.quiet) reportEnabled(manager, opts);
-      await session(s, opts, manager);
+      await session(s, opts, manager, signals);
     });
 
   addCommon(program.command('attach').description('attach to a running Node.js process').argument('<pid>', 'process id', positive('pid')))
@@ -148,11 +172,15 @@ async function main(argv: string[]): Promise<void> {
       const enables = opts.enable.map(parseEnable);
       const lib = library(opts.mdl);
       for (const r of enables) lib.metric(r.metric);
+      // probes too: a typo must not open the target's inspector or start an agent in it
+      const requests = parseProbes(opts.probe);
+      const signals = new EarlySignals(true);
       const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
       try {
-        for (const p of opts.probe) {
+        await faultPoint('placement');
+        for (const [k, p] of opts.probe.entries()) {
           const seen = s.notes.length;
-          const r = await s.probe(p);
+          const r = await s.place(requests[k]);
           if (opts.quiet) continue;
           const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
           process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s)${how.length ? ` (${how.join(', ')})` : ''}` +
@@ -167,7 +195,7 @@ async function main(argv: string[]): Promise<void> {
           for (const r of enables) await mm.enableAll(r.metric, r.focus);
           if (!opts.quiet) reportEnabled(mm, opts);
         }
-        await session(s, opts, mm);
+        await session(s, opts, mm, signals);
       } catch (e) {
         await s.detach().catch(() => undefined);
         throw e;

@@ -62,7 +62,9 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
       const st = s.stackSamples(threadLabel(n.focus));
       return st.samples ? (st.leaves.get(sampleKey(codeOf(n.focus)!)) ?? 0) / st.samples : undefined;
     };
-    return { diagnosis: diagnosis(c, s.pid, s.processFocus, explains, selfShare), session: s };
+    const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
+    if (s.fate) d.targetFate = s.fate;
+    return { diagnosis: d, session: s };
   } finally {
     await c.stop().catch(() => undefined);
     await s.detach().catch(() => undefined);

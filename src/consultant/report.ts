@@ -50,6 +50,8 @@ export interface Diagnosis {
   /** seconds until every refinement of every true hypothesis was decided (null: not complete) */
   searchSeconds: number | null;
   durationSeconds: number;
+  /** how the target ended, if it did during the session ("killed by SIGSEGV", "exited with code 0", ...) */
+  targetFate?: string;
 }
 
 /** Runs of true windows; a dip of fewer than PHASE_END false windows does not end a phase. */
@@ -137,6 +139,7 @@ export function renderDiagnosis(d: Diagnosis): string {
   const searched = d.searchSeconds !== null ? `search complete after ${d.searchSeconds.toFixed(1)} s` : `search not complete after ${d.durationSeconds.toFixed(1)} s`;
   const lim = d.cost.limit === null ? 'no limit' : `limit ${pct(d.cost.limit)}`;
   lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
+  if (d.targetFate) lines.push(`paranode: the target ${d.targetFate}; the diagnosis covers what was sampled until then`);
   if (!d.bottlenecks.length) lines.push('no hypothesis held: no bottleneck found above the thresholds');
   d.bottlenecks.forEach((b, i) => {
     lines.push(`${String(i + 1).padStart(2)}. ${hypothesis(b.hypothesis).title}`);

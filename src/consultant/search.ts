@@ -164,6 +164,7 @@ export class PerformanceConsultant extends EventEmitter {
       await this.begin(node, true);
     }
     this.session.on('sample', this.onSample);
+    this.session.on('thread', this.onThread);
   }
 
   /** The search is complete: every node under a true node has been decided. */
@@ -175,12 +176,17 @@ export class PerformanceConsultant extends EventEmitter {
   get searchSeconds(): number | undefined { return this.completeAt; }
 
   private readonly onSample = () => { void this.tick(); };
+  /** A thread that started (or was reached) after a whole-program node was refined: the node gains it as a child. */
+  private readonly onThread = () => {
+    for (const n of this.nodes) if (n.parent === null && n.state === 'true' && this.refined.has(n.id)) this.refined.delete(n.id);
+  };
 
   /** End the search: tests not yet decided are decided on what they measured; every test's code goes. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     this.session.off('sample', this.onSample);
+    this.session.off('thread', this.onThread);
     while (this.busy) await new Promise((r) => setImmediate(r));
     // what was measured so far by tests not yet decided stays in the history
     for (const a of [...this.active]) {

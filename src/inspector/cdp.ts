@@ -22,6 +22,8 @@ export interface Transport {
   onMessage(cb: (text: string) => void): void;
   onClose(cb: () => void): void;
   close(): void;
+  /** a message for the agent, where it does not travel the CDP way (a worker's session: through its parent's) */
+  agent?(command: string, extra: Record<string, unknown>): Promise<unknown>;
 }
 
 export class CdpError extends Error {
@@ -51,6 +53,7 @@ export class Cdp extends EventEmitter {
 
   /** A message for the agent itself (not CDP). */
   agent(command: string, extra: Record<string, unknown> = {}): Promise<unknown> {
+    if (this.transport.agent) return this.transport.agent(command, extra);
     return this.request({ agent: command, ...extra }, `agent ${command}`);
   }
 

@@ -7,12 +7,17 @@ import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
 import WebSocket from 'ws';
-import type { AgentConfig } from '../agent/config';
+import type { AgentConfig, ToolIdentity } from '../agent/config';
 import { AGENT_ENV } from '../agent/config';
 import { AgentConnection, AgentServer } from './agent-server';
 import { Cdp, Transport } from './cdp';
+import { attachDormant, toolIdentity } from './dormant-channel';
+import { faultPoint } from './fault-injection';
+import { dormantDir, ensureOwnDir, untrustedDir } from '../agent/dormant-dir';
+import { AttachError, checkNodeProcess, checkSignalable } from './pid-check';
+import { PortGuard } from './port-guard';
 
-export class AttachError extends Error {}
+export { AttachError };
 
 const AGENT_DIR = path.resolve(__dirname, '..', 'agent');
 const INSPECTOR_PORT = 9229;
@@ -22,12 +27,15 @@ export interface LaunchResult { child: ChildProcess; agent: AgentConnection }
 export async function launchTarget(server: AgentServer, command: string[], config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>,
   stdio: 'inherit' | 'pipe', cwd?: string, timeoutMs = 15000): Promise<LaunchResult> {
   if (command.length === 0) throw new AttachError('nothing to run: give a command after --, e.g. paranode run -- node app.js');
-  const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null };
+  const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null, tool: toolIdentity() };
   const preload = path.join(AGENT_DIR, 'preload.js');
+  // in the tool's private directory, not the environment: any number of probes fits
+  const configFile = path.join(server.dir, 'agent-config.json');
+  fs.writeFileSync(configFile, JSON.stringify(full), { mode: 0o600 });
   const env = {
     ...process.env,
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim(),
-    [AGENT_ENV]: JSON.stringify(full),
+    [AGENT_ENV]: `@${configFile}`,
   };
   const child = spawn(command[0], command.slice(1), { stdio: [stdio, stdio, stdio], env, cwd });
   const exited = new Promise<string>((resolve) => {
@@ -36,32 +44,6 @@ export async function launchTarget(server: AgentServer, command: string[], confi
   });
   const agent = await server.waitForAgent(undefined, timeoutMs, exited);
   return { child, agent };
-}
-
-/** Check that pid is a live Node.js process we may signal. */
-export function checkNodeProcess(pid: number): void {
-  if (!Number.isInteger(pid) || pid <= 0) throw new AttachError(`"${pid}" is not a process id`);
-  try {
-    process.kill(pid, 0);
-  } catch (e: any) {
-    if (e.code === 'ESRCH') throw new AttachError(`no process with pid ${pid}`);
-    if (e.code === 'EPERM') throw new AttachError(`not allowed to attach to pid ${pid} (it belongs to another user)`);
-    throw e;
-  }
-  if (pid === process.pid) throw new AttachError('paranode cannot attach to itself');
-  if (os.platform() === 'linux') {
-    let exe = '';
-    let comm = '';
-    try { exe = fs.readlinkSync(`/proc/${pid}/exe`); } catch { /* may be unreadable */ }
-    try { comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim(); } catch { /* gone */ }
-    const looksNode = /node/i.test(path.basename(exe)) || /node/i.test(comm) ||
-      (exe !== '' && safeIncludes(`/proc/${pid}/maps`, 'libnode'));
-    if (!looksNode) throw new AttachError(`process ${pid} (${comm || exe || 'unknown'}) is not a Node.js process`);
-  }
-}
-
-function safeIncludes(file: string, needle: string): boolean {
-  try { return fs.readFileSync(file, 'utf8').includes(needle); } catch { return false; }
 }
 
 function getJson(url: string, timeoutMs = 1000): Promise<any> {
@@ -78,9 +60,23 @@ function getJson(url: string, timeoutMs = 1000): Promise<any> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Host-wide lock around the shared default inspector port. */
+/**
+ * The directory of the attach lock: one only this user can enter (the dormant
+ * agents' directory, else ~/.cache/paranode), so no other user can hold the lock.
+ */
+function lockDir(): string {
+  const dirs = [dormantDir(), path.join(os.homedir(), '.cache', 'paranode')];
+  for (const [k, dir] of dirs.entries()) if (ensureOwnDir(dir, k > 0)) return dir;
+  throw new AttachError(`no directory for the attach lock that only this user can enter: ${dirs.map((d) => untrustedDir(d)).join('; ')}`);
+}
+
+/**
+ * This user's lock around the shared default inspector port: attaches of one
+ * user take turns (the port is one per host; a port another user's attach has
+ * open is found by the pid check and refused).
+ */
 export async function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
-  const lock = path.join(os.tmpdir(), `paranode-inspector-${INSPECTOR_PORT}.lock`);
+  const lock = path.join(lockDir(), `inspector-${INSPECTOR_PORT}.lock`);
   const deadline = Date.now() + 20000;
   for (;;) {
     try {
@@ -93,6 +89,8 @@ export async function withPortLock<T>(fn: () => Promise<T>): Promise<T> {
       try { owner = Number(fs.readFileSync(path.join(lock, 'owner'), 'utf8')); } catch { /* being written */ }
       let alive = true;
       if (owner) { try { process.kill(owner, 0); } catch { alive = false; } }
+      // no owner written a second after it was made: its maker died between the two
+      else { try { alive = Date.now() - fs.statSync(lock).mtimeMs < 1000; } catch { alive = false; } }
       if (!alive) { fs.rmSync(lock, { recursive: true, force: true }); continue; }
       if (Date.now() > deadline) throw new AttachError(`another paranode (pid ${owner}) has held the inspector port lock for 20 s`);
       await sleep(25);
@@ -121,50 +119,72 @@ async function portClosed(): Promise<boolean> {
   return (await inspectorTargets()) === null;
 }
 
-export interface AttachResult { agent: AgentConnection; openedPort: boolean }
+/** exposureMs: how long the inspector port was open (from the signal to closed), if paranode opened it */
+export interface AttachResult { agent: AgentConnection; openedPort: boolean; exposureMs?: number }
 
 export async function attachTarget(server: AgentServer, pid: number, config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>, timeoutMs = 10000): Promise<AttachResult> {
   checkNodeProcess(pid);
+  // a dormant agent (node --import paranode/agent): no signal, no inspector port
+  const dormant = await attachDormant(server, pid, { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir }, timeoutMs)
+    .catch((e: Error) => { throw new AttachError(e.message); });
+  if (dormant) return { agent: dormant, openedPort: false };
   return withPortLock(async () => {
     let targets = await inspectorTargets();
     let openedPort = false;
+    let guard: PortGuard | null = null;
+    let signalledAt = 0;
     if (targets === null) {
+      checkSignalable(pid);
+      guard = PortGuard.start(pid, INSPECTOR_PORT);
+      signalledAt = performance.now();
       (process as any)._debugProcess(pid);
       openedPort = true;
       const deadline = Date.now() + timeoutMs;
       while ((targets = await inspectorTargets()) === null) {
         try { process.kill(pid, 0); } catch { throw new AttachError(`process ${pid} exited while its inspector was being opened`); }
         if (Date.now() > deadline) throw new AttachError(`the inspector of process ${pid} did not open on 127.0.0.1:${INSPECTOR_PORT} within ${timeoutMs} ms`);
-        await sleep(20);
+        await sleep(5);
       }
     }
+    await faultPoint('handshake');
     const url = targets[0]?.webSocketDebuggerUrl;
     if (!url) throw new AttachError(`the inspector on port ${INSPECTOR_PORT} lists no target`);
     const ws = new WebSocket(url, { perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
     const cdp = new Cdp(new WsTransport(ws));
     try {
-      const remotePid = await cdp.evaluate<number>('process.pid');
-      if (remotePid !== pid) {
-        throw new AttachError(`port ${INSPECTOR_PORT} belongs to the inspector of process ${remotePid}, not ${pid}; stop that debugging session and retry`);
-      }
-      const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null };
+      const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null, openedPort, tool: toolIdentity() };
       const bootstrap = path.join(AGENT_DIR, 'bootstrap.js');
       const waiting = server.waitForAgent(pid, timeoutMs);
-      await cdp.evaluate(`process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(full)})`);
-      const agent = await waiting;
+      waiting.catch(() => undefined);
+      // one round trip: check the pid, start the agent, and have the port closed right after
+      // (closing ends this session too; the agent's own session lives on); a process another
+      // tool holds answers with that tool and is not changed
+      const closePort = `setTimeout(() => process.getBuiltinModule('inspector').close(), 0)`;
+      const startAgent = `process.pid !== ${pid} ? { pid: process.pid } : (() => { ` +
+        `const r = process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(full)}); ` +
+        `${openedPort ? `if (!r.busy) ${closePort}; ` : ''}return r; })()`;
+      let started = await cdp.evaluate<{ pid: number; busy?: ToolIdentity }>(startAgent);
+      if (started.pid !== pid) {
+        throw new AttachError(`port ${INSPECTOR_PORT} belongs to the inspector of process ${started.pid}, not ${pid}; stop that debugging session and retry`);
+      }
+      // a tool that has just detached: its relay ends a moment after
+      for (let i = 0; started.busy && i < 20; i++) { await sleep(50); started = await cdp.evaluate(startAgent); }
+      if (started.busy && openedPort) await cdp.evaluate(`${closePort}, 0`);
       if (openedPort) {
-        // closing the port ends this bootstrap session too; the agent's session lives on
-        await cdp.evaluate(`setTimeout(() => process.getBuiltinModule('inspector').close(), 0), 0`).catch(() => undefined);
         const deadline = Date.now() + 3000;
         while (!(await portClosed())) {
           if (Date.now() > deadline) throw new AttachError(`could not close the inspector port of process ${pid}`);
-          await sleep(20);
+          await sleep(5);
         }
       }
-      return { agent, openedPort };
+      if (started.busy) throw new AttachError(`process ${pid}: already attached by paranode (pid ${started.busy.pid}: ${started.busy.command})`);
+      const exposureMs = performance.now() - signalledAt;
+      const agent = await waiting;
+      return openedPort ? { agent, openedPort, exposureMs } : { agent, openedPort };
     } finally {
       cdp.close();
+      guard?.done();
     }
   });
 }

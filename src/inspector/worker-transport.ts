@@ -23,6 +23,11 @@ export class WorkerTransport implements Transport {
     this.parent.on('close', done);
   }
 
+  /** The agent (the relay) serves every thread's messages on the process's connection, told which session they are about. */
+  agent(command: string, extra: Record<string, unknown>): Promise<unknown> {
+    return this.parent.agent(command, { ...extra, sessionId: this.sessionId });
+  }
+
   close(): void {
     if (this.closed) return;
     this.parent.send('NodeWorker.detach', { sessionId: this.sessionId }).catch(() => undefined);

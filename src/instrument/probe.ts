@@ -4,6 +4,8 @@
 //   /Code/lib/*.js/*.calls postInsn append: stopTimer(t)
 //   /Code/app.js/main.call(parse): n++
 
+import { compileSnippet } from './snippet';
+
 export interface ProbeRequest {
   text: string;
   /** the resource glob, e.g. /Code/lib/*.js/parse */
@@ -15,23 +17,81 @@ export interface ProbeRequest {
   snippet: string;
 }
 
-export class ProbeSyntaxError extends Error {}
+/** A probe that cannot be read; line and column are in the probe's text (1-based). */
+export class ProbeSyntaxError extends Error {
+  constructor(message: string, readonly line = 1, readonly column = 1) {
+    super(`${message} (probe line ${line}, column ${column})`);
+  }
+}
 
 const PROBE_RE = /^\s*(\/Code\/.+?)\.(entry|exit|throw|calls|await|resume|call\(([^)]*)\))((?:\s+(?:preInsn|postInsn|append|prepend))*)\s*:(.*)$/s;
+/** the same shape, loosely: to say which part of a probe that does not match is wrong */
+const LOOSE_RE = /^(\s*)(\S+?)\.([^\s.:(]*)(\([^)]*\)?)?((?:\s+[^\s:]+)*)\s*:/s;
+const POINT_WORDS = ['entry', 'exit', 'throw', 'calls', 'await', 'resume'];
+const PLACEMENT_WORDS = ['preInsn', 'postInsn', 'append', 'prepend'];
+const EXPECTED = "expected '/Code/<module>/<function>.(entry|exit|throw|calls|call(<callee>)|await|resume) [preInsn|postInsn] [append|prepend]: <snippet>'";
 
-export function parseProbe(text: string): ProbeRequest {
+/**
+ * Read a probe: its resource, point, placement and snippet, the snippet
+ * compiled for its point. Every error a probe's text can have is raised here
+ * (ProbeSyntaxError, located in the probe; SnippetError, located in the
+ * snippet), so a probe can be checked before any process is touched.
+ * `timerKinds` carries the timers' kinds (wall or CPU) across probes.
+ */
+export function parseProbe(text: string, timerKinds?: Map<string, 'wall' | 'cpu'>): ProbeRequest {
   const m = PROBE_RE.exec(text);
-  if (!m) {
-    throw new ProbeSyntaxError(`cannot read probe "${text}": expected '/Code/<module>/<function>.(entry|exit|throw|calls|call(<callee>)|await|resume) [preInsn|postInsn] [append|prepend]: <snippet>'`);
-  }
+  if (!m) throw whyNot(text);
   const words = m[4].trim().split(/\s+/).filter(Boolean);
   const where = words.includes('postInsn') ? 'postInsn' : 'preInsn';
   const order = words.includes('prepend') ? 'prepend' : 'append';
   const point = m[2].startsWith('call(') ? `call:${m[3].trim()}` : m[2];
-  if (point === 'call:') throw new ProbeSyntaxError(`probe "${text}": .call() needs a callee name`);
+  if (point === 'call:') throw located(text, text.indexOf('.call(', m.index + m[1].length) + 1, '.call() needs a callee name');
   const snippet = m[5].trim();
-  if (!snippet) throw new ProbeSyntaxError(`probe "${text}": the snippet after ':' is empty`);
+  if (!snippet) throw located(text, text.length, "the snippet after ':' is empty");
+  try {
+    new RegExp(codeGlobToRegex(m[1]));
+  } catch {
+    throw located(text, text.indexOf('/Code/'), `cannot match functions by "${m[1]}"`);
+  }
+  compileSnippet(snippet, { point: pointClass(point), timerKinds });
   return { text, resource: m[1], point, where, order, snippet };
+}
+
+/** Read several probes as one request: a timer is the same kind (wall or CPU) in all of them. */
+export function parseProbes(texts: string[]): ProbeRequest[] {
+  const kinds = new Map<string, 'wall' | 'cpu'>();
+  return texts.map((t) => parseProbe(t, kinds));
+}
+
+/** The error of a probe PROBE_RE does not match, at the part that is wrong. */
+function whyNot(text: string): ProbeSyntaxError {
+  const first = text.search(/\S/);
+  if (first < 0) return located(text, 0, `empty probe: ${EXPECTED}`);
+  if (!text.startsWith('/Code/', first)) return located(text, first, `a probe starts with a /Code/ resource: ${EXPECTED}`);
+  const m = LOOSE_RE.exec(text);
+  if (!m) {
+    if (!text.includes(':', first)) return located(text, text.length, `expected ':' and a snippet: ${EXPECTED}`);
+    return located(text, first, EXPECTED);
+  }
+  const pointAt = m[1].length + m[2].length + 1;
+  if (m[3] === 'call') {
+    if (!m[4]?.endsWith(')')) return located(text, pointAt + 4, "expected call(<callee>) with ')'");
+  } else if (!POINT_WORDS.includes(m[3]) || m[4]) {
+    return located(text, pointAt, `unknown point "${m[3]}${m[4] ?? ''}" (known: ${POINT_WORDS.join(', ')}, call(<callee>))`);
+  }
+  let at = pointAt + m[3].length + (m[4]?.length ?? 0);
+  for (const w of m[5].split(/(\s+)/)) {
+    if (w && !/^\s+$/.test(w) && !PLACEMENT_WORDS.includes(w)) return located(text, at, `unknown placement "${w}" (known: ${PLACEMENT_WORDS.join(', ')})`);
+    at += w.length;
+  }
+  return located(text, first, EXPECTED);
+}
+
+/** An error at character `i` of the probe text. */
+function located(text: string, i: number, message: string): ProbeSyntaxError {
+  const before = text.slice(0, Math.max(0, i));
+  const line = before.split('\n').length;
+  return new ProbeSyntaxError(message, line, before.length - before.lastIndexOf('\n'));
 }
 
 /** Glob over "<module>/<function>" (the part after /Code/): * within a path component, ** across. */

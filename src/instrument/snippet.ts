@@ -14,6 +14,9 @@ export type PointClass = 'entry' | 'exit' | 'call' | 'await' | 'resume';
 
 type Node = acorn.Node & Record<string, any>;
 
+/** statements and expressions nest at most this deep in a snippet */
+export const MAX_SNIPPET_NESTING = 100;
+
 const BIN_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!=', '===', '!==']);
 const TIMER_FNS = new Set(['startWallTimer', 'startProcessTimer', 'stopTimer']);
 /** functions that pick the instance of a /SyncObject resource: name[$file(x)] */
@@ -26,13 +29,7 @@ export interface SnippetOptions {
 }
 
 export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnippet {
-  let ast: Node;
-  try {
-    ast = acorn.parse(text, { ecmaVersion: 2022, locations: true }) as Node;
-  } catch (e: any) {
-    const loc = e.loc ?? { line: 1, column: 0 };
-    throw new SnippetError(`syntax error: ${String(e.message).replace(/ \(\d+:\d+\)$/, '')}`, loc.line, loc.column + 1);
-  }
+  const ast = parseSnippet(text);
   const counters = new Set<string>();
   const timers = new Set<string>();
   const instanceCounters = new Set<string>();
@@ -69,13 +66,21 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
     if (k.type !== 'CallExpression' || k.callee.type !== 'Identifier' || !(k.callee.name in INSTANCE_FNS) || k.arguments.length !== 1) {
       fail(k, `an index must be ${Object.keys(INSTANCE_FNS).map((f) => `${f}(x)`).join(' or ')}`);
     }
-    return `__iv(${JSON.stringify(name)},${timer ? 1 : 0},${JSON.stringify(INSTANCE_FNS[k.callee.name])},${expr(k.arguments[0])})`;
+    return `__iv(${lit(name)},${timer ? 1 : 0},${lit(INSTANCE_FNS[k.callee.name])},${expr(k.arguments[0])})`;
   };
 
-  const expr = (n: Node): string => {
+  let depth = 0;
+  const nested = <T>(n: Node, f: () => T): T => {
+    if (++depth > MAX_SNIPPET_NESTING) fail(n, `nesting deeper than ${MAX_SNIPPET_NESTING}`);
+    try { return f(); } finally { depth--; }
+  };
+
+  const expr = (n: Node): string => nested(n, () => exprAt(n));
+  const exprAt = (n: Node): string => {
     switch (n.type) {
       case 'Literal':
-        if (typeof n.value === 'number' || typeof n.value === 'boolean' || typeof n.value === 'string' || n.value === null) return JSON.stringify(n.value);
+        if (typeof n.value === 'number') return Number.isFinite(n.value) ? String(n.value) : '(1/0)';
+        if (typeof n.value === 'boolean' || typeof n.value === 'string' || n.value === null) return lit(n.value);
         return fail(n, 'unsupported constant');
       case 'Identifier':
         if (n.name === '$return') {
@@ -101,23 +106,33 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
           }
           return `$${n.property.value}`;
         }
-        const obj = expr(n.object);
-        // read-only property access that cannot throw on null/undefined
-        if (n.computed) return `(${obj})?.[${expr(n.property)}]`;
-        return `(${obj})?.${n.property.name}`;
+        // a read that runs no program code (no getter, Proxy trap or key coercion)
+        // and cannot throw on null/undefined: see agent/safe-read
+        if (n.computed) return `__rd(${expr(n.object)},${expr(n.property)})`;
+        return `__rd(${expr(n.object)},${lit(n.property.name)})`;
       }
       case 'BinaryExpression':
         if (!BIN_OPS.has(n.operator)) fail(n, `operator ${n.operator} is not allowed`);
-        return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
+        // an object never reaches valueOf/toString: == compares it by identity, the rest see NaN
+        if (n.operator === '===' || n.operator === '!==') return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
+        if (n.operator === '==' || n.operator === '!=') return `(${n.operator === '!=' ? '!' : ''}__eq(${expr(n.left)},${expr(n.right)}))`;
+        return `(${prim(n.left)}${n.operator}${prim(n.right)})`;
       case 'LogicalExpression':
         if (n.operator === '??') fail(n, 'operator ?? is not allowed');
         return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
       case 'UnaryExpression':
         if (!['!', '-', '+'].includes(n.operator)) fail(n, `operator ${n.operator} is not allowed`);
-        return `(${n.operator}${expr(n.argument)})`;
+        return n.operator === '!' ? `(!${expr(n.argument)})` : `(${n.operator}${prim(n.argument)})`;
       default:
         return fail(n, `${describe(n)} is not allowed in a snippet expression`);
     }
+  };
+
+  /** an operand of arithmetic or a comparison, or a value stored in a counter: objects as NaN (no valueOf) */
+  const prim = (n: Node): string => {
+    const known = n.type === 'Literal' || n.type === 'BinaryExpression' || n.type === 'UnaryExpression' ||
+      (n.type === 'Identifier' && (!n.name.startsWith('$') || n.name === 'undefined'));
+    return known ? expr(n) : `__p(${expr(n)})`;
   };
 
   const timerArg = (call: Node): string => {
@@ -130,9 +145,10 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
     return name;
   };
 
-  const stmt = (n: Node): string => {
+  const stmt = (n: Node): string => nested(n, () => stmtAt(n));
+  const stmtAt = (n: Node): string => {
     switch (n.type) {
-      case 'EmptyStatement': return '';
+      case 'EmptyStatement': return ';';
       case 'BlockStatement': return `{${n.body.map(stmt).join('')}}`;
       case 'IfStatement':
         return `if(${expr(n.test)})${stmt(n.consequent)}${n.alternate ? `else ${stmt(n.alternate)}` : ''}`;
@@ -144,7 +160,7 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
         }
         if (e.type === 'AssignmentExpression' && e.left.type === 'MemberExpression') {
           if (!['+=', '-='].includes(e.operator)) fail(e, `an indexed counter takes ++, --, += or -=`);
-          const rhs = expr(e.right);
+          const rhs = prim(e.right);
           return `{const i_=${instanceCell(e.left, false)};if(i_>=0)C[i_]${e.operator}${rhs};}`;
         }
         if (e.type === 'UpdateExpression') {
@@ -153,7 +169,7 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
         }
         if (e.type === 'AssignmentExpression') {
           if (!['=', '+=', '-='].includes(e.operator)) fail(e, `assignment ${e.operator} is not allowed`);
-          const rhs = expr(e.right);
+          const rhs = prim(e.right);
           const i = counterName(e.left);
           if (e.operator === '+=' && e.right.type === 'Literal' && e.right.value === 1) return `U[${i}]+=${rhs};`;
           if (e.operator !== '=') return `C[${i}]${e.operator}${rhs};`;
@@ -167,14 +183,14 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
             if (a.object.type !== 'Identifier' || !a.computed || a.property.type !== 'Identifier' || a.property.name !== '$last') fail(a, 'stop an indexed timer with stopTimer(name[$last])');
             if (counters.has(a.object.name) || instanceCounters.has(a.object.name)) fail(a.object, `${a.object.name} is a counter, not a timer`);
             instanceTimers.add(a.object.name);
-            return `__vp(${JSON.stringify(a.object.name)});`;
+            return `__vp(${lit(a.object.name)});`;
           }
           const kind = e.callee.name === 'startWallTimer' ? 'wall' : 'cpu';
           const cell = instanceCell(a, true);
           const known = kinds.get(a.object.name);
           if (known && known !== kind) fail(e, `timer ${a.object.name} is already a ${known === 'wall' ? 'wall-clock' : 'process-time'} timer`);
           kinds.set(a.object.name, kind);
-          return `__vs(${JSON.stringify(a.object.name)},${cell},${kind === 'wall' ? 0 : 1});`;
+          return `__vs(${lit(a.object.name)},${cell},${kind === 'wall' ? 0 : 1});`;
         }
         if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && TIMER_FNS.has(e.callee.name)) {
           const name = timerArg(e);
@@ -195,6 +211,26 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
 
   const body = (ast.body as Node[]).map(stmt).join('');
   return { body, counters: [...counters], timers: [...timers], instances: [...instanceCounters, ...instanceTimers] };
+}
+
+/** A string constant in handler text; '_' escaped, so that the runtime's __c_NAME / __t_NAME substitution never sees one. */
+function lit(v: string | boolean | null): string {
+  return JSON.stringify(v).replace(/_/g, '\\u005f');
+}
+
+/**
+ * Parse a snippet with acorn. Its stack guard turns input nested too deep for
+ * the parser into "Not enough stack space": reported as the nesting limit.
+ */
+function parseSnippet(text: string): Node {
+  try {
+    return acorn.parse(text, { ecmaVersion: 2022, locations: true }) as Node;
+  } catch (e: any) {
+    const loc = e?.loc ?? { line: 1, column: 0 };
+    const msg = String(e?.message ?? e).replace(/ \(\d+:\d+\)$/, '');
+    if (e instanceof RangeError || /stack space/.test(msg)) throw new SnippetError(`nesting deeper than ${MAX_SNIPPET_NESTING}`, loc.line, loc.column + 1);
+    throw new SnippetError(`syntax error: ${msg}`, loc.line, loc.column + 1);
+  }
 }
 
 function describe(n: Node): string {

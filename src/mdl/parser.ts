@@ -13,6 +13,20 @@ export class MdlError extends Error {
 type TokKind = 'ident' | 'string' | 'number' | 'path' | 'snippet' | 'punct' | 'eof';
 interface Tok { kind: TokKind; value: string; pos: Pos }
 
+// sticky: matched where the tokenizer is, without copying the rest of the text (quadratic on long input)
+const PATH = /\/[\p{L}*_][\p{L}\p{N}\p{M}_*/.:-]*/uy;
+/** names are JavaScript identifiers (a metric's name stands for its variable in snippets), non-ASCII included */
+const IDENT = /\$?[\p{ID_Start}_][\p{ID_Continue}\u200C\u200D]*/uy;
+const NUMBER = /\d+/y;
+
+function at(re: RegExp, text: string, i: number): RegExpExecArray | null {
+  re.lastIndex = i;
+  return re.exec(text);
+}
+
+/** statements (foreach, blocks) nest at most this deep in MDL */
+export const MAX_MDL_NESTING = 100;
+
 function tokenize(text: string, file: string): Tok[] {
   const out: Tok[] = [];
   let i = 0, line = 1, col = 1;
@@ -56,17 +70,17 @@ function tokenize(text: string, file: string): Tok[] {
       continue;
     }
     let m: RegExpExecArray | null;
-    if (c === '/' && (m = /^\/[A-Za-z*][\w*/.:-]*/.exec(text.slice(i)))) {
+    if (c === '/' && (m = at(PATH, text, i))) {
       out.push({ kind: 'path', value: m[0], pos: p });
       advance(m[0].length);
       continue;
     }
-    if ((m = /^\$?[A-Za-z_][\w]*/.exec(text.slice(i)))) {
+    if ((m = at(IDENT, text, i))) {
       out.push({ kind: 'ident', value: m[0], pos: p });
       advance(m[0].length);
       continue;
     }
-    if ((m = /^\d+/.exec(text.slice(i)))) {
+    if ((m = at(NUMBER, text, i))) {
       out.push({ kind: 'number', value: m[0], pos: p });
       advance(m[0].length);
       continue;
@@ -220,14 +234,19 @@ class Parser {
     return out;
   }
 
+  private depth = 0;
+
   private stmt(): Stmt {
     const t = this.t;
     if (this.is('foreach')) {
+      // the evaluator and the checks walk statements recursively too: a bound here keeps them all off the stack limit
+      if (++this.depth > MAX_MDL_NESTING) throw new MdlError(`nesting deeper than ${MAX_MDL_NESTING}`, t.pos);
       this.next();
       const variable = this.ident('the loop variable').value;
       this.eat('in');
       const list = this.listRef();
       const body = this.is('{') ? this.block() : [this.stmt()];
+      this.depth--;
       return { kind: 'foreach', variable, list, body, pos: t.pos };
     }
     if (this.is('append') || this.is('prepend')) {

@@ -65,6 +65,9 @@ export class Session extends EventEmitter {
   /** probe id -> the only threads it is placed in */
   private readonly probeThreads = new Map<number, Set<string>>();
   private readonly timerKinds = new Map<string, 'wall' | 'cpu'>();
+  /** probe id -> its text; and per thread, the points each standing probe is placed at */
+  private readonly probeTexts = new Map<number, string>();
+  private readonly placedIn = new Map<number, Map<number, number>>();
   /** the samples as time histograms per thread and per process */
   private readonly series: SampledSeries;
   private readonly startMs = Date.now();
@@ -78,7 +81,12 @@ export class Session extends EventEmitter {
   private intervalMs = 200;
   private detached = false;
   exited = false;
+  /** the target's exit code, once it has exited (null if it did not say: a signal or a crash) */
   exitCode: number | null = null;
+  /** the signal that ended a launched target */
+  exitSignal: NodeJS.Signals | null = null;
+  /** the agent's connection closed while the process lives on */
+  private agentLost = false;
   private readonly exitPromise: Promise<void>;
   private resolveExit!: () => void;
   private readonly main: TargetThread;
@@ -102,10 +110,11 @@ export class Session extends EventEmitter {
       ]).finally(() => { clearTimeout(timer); this.workerSetups.delete(setup); });
       this.workerSetups.add(setup);
     });
+    cdp.on('Paranode.exit', (p: { code: number }) => { this.exitCode = p.code; });
     cdp.on('close', () => this.onGone());
     this.foldTimer = setInterval(() => { if (Date.now() - this.lastSampleMs >= 900) this.sample().catch(() => undefined); }, 1000);
     this.foldTimer.unref();
-    child?.once('exit', (code) => { this.exitCode = code; });
+    child?.once('exit', (code, signal) => { this.exitCode = code; this.exitSignal = signal; });
     if (cdp.closed) setImmediate(() => this.onGone());
   }
 
@@ -130,7 +139,7 @@ export class Session extends EventEmitter {
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.specs.push(...specs);
-      reqs.forEach((r, i) => s.probeResources.set(i + 1, r.resource));
+      reqs.forEach((r, i) => { s.probeResources.set(i + 1, r.resource); s.probeTexts.set(i + 1, r.text); });
       s.nextProbe = specs.length + 1;
       await s.init();
       return s;
@@ -144,8 +153,10 @@ export class Session extends EventEmitter {
   static async attach(pid: number, opts: SessionOptions = {}): Promise<Session> {
     const server = await AgentServer.open();
     try {
-      const { agent, openedPort } = await attachTarget(server, pid, { prepareOnLoad: true });
+      const { agent, openedPort, exposureMs } = await attachTarget(server, pid, { prepareOnLoad: true });
       const s = new Session(pid, agent.hello.cwd, agent.cdp, server, null, opts, openedPort, agent.hello.relayThreadId);
+      // anyone on this host could have connected to it meanwhile: say for how long
+      if (exposureMs !== undefined) s.notes.push(`the inspector port 127.0.0.1:9229 of process ${pid} was open for ${Math.round(exposureMs)} ms while the agent started`);
       await s.init();
       return s;
     } catch (e) {
@@ -188,9 +199,10 @@ export class Session extends EventEmitter {
     }
     const t = new TargetThread(id, wcdp, this.cwd, this.opts, this.notes);
     try {
-      await t.enable();
+      await t.enable(p.waitingForDebugger);
       if (p.waitingForDebugger) {
         await this.startAgentAtFirstScript(wcdp);
+        await t.skipPauses();
         // its main script was compiled before the load hook existed: LiveEdit it
         // once its top-level code has returned (retried while it is active)
         for (const spec of this.specs) {
@@ -202,7 +214,7 @@ export class Session extends EventEmitter {
       if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
-        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.series.record(id, f.sample);
+        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
       });
       this.emit('thread', id);
     } catch (e) {
@@ -214,7 +226,7 @@ export class Session extends EventEmitter {
 
   private startAgent(wcdp: Cdp): Promise<unknown> {
     const bootstrap = require.resolve('../agent/bootstrap');
-    return wcdp.evaluate(`${R} ? 0 : process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`);
+    return wcdp.evaluate(`${R}?.active ? 0 : process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`);
   }
 
   /**
@@ -255,20 +267,15 @@ export class Session extends EventEmitter {
     const re = new RegExp(codeGlobToRegex(glob));
     const out: Resource[] = [];
     for (const t of [...this.threads.values()]) {
-      let prepared: Awaited<ReturnType<TargetThread['runtimeScripts']>>;
-      try {
-        prepared = await t.runtimeScripts(re.source, builtinModuleMatch(glob));
-      } catch (e) {
-        // a worker that has just ended has no resources any more
-        if (e instanceof TargetGoneError && t !== this.main) continue;
-        throw e;
-      }
+      // a worker that has just ended has no resources any more
+      const prepared = await this.inThread(t, () => t.runtimeScripts(re.source, builtinModuleMatch(glob)));
+      if (!prepared) continue;
       const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
         const module = f.module ?? scriptModule;
         if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
       };
       for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);
-      for (const { script, functions } of await t.unprepared(glob)) for (const f of functions) add(script.module, f, 'no');
+      for (const { script, functions } of await this.inThread(t, () => t.unprepared(glob)) ?? []) for (const f of functions) add(script.module, f, 'no');
     }
     return out;
   }
@@ -302,12 +309,13 @@ export class Session extends EventEmitter {
     await this.settled();
     this.specs.push(spec);
     this.probeResources.set(spec.id, req.resource);
+    this.probeTexts.set(spec.id, req.text);
     if (opts.threads) this.probeThreads.set(spec.id, new Set(opts.threads));
     const r: ProbeResult = { id: spec.id, placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
     let matched = false;
-    for (const t of this.threads.values()) {
+    for (const t of [...this.threads.values()]) {
       if (opts.threads && !opts.threads.includes(t.label)) continue;
-      const n = await t.addProbe(spec, req.resource);
+      const n = await this.inThread(t, () => t.addProbe(spec, req.resource));
       if (!n) continue;
       matched = true;
       r.bySlot += n.slot;
@@ -333,8 +341,27 @@ export class Session extends EventEmitter {
     const i = this.specs.findIndex((s) => s.id === id);
     if (i >= 0) this.specs.splice(i, 1);
     this.probeResources.delete(id);
+    this.probeTexts.delete(id);
+    this.placedIn.delete(id);
     this.probeThreads.delete(id);
-    for (const t of this.threads.values()) await t.removeProbe(id);
+    for (const t of [...this.threads.values()]) await this.inThread(t, () => t.removeProbe(id));
+  }
+
+  /**
+   * Work in one thread. A worker that ends meanwhile has nothing left to
+   * change: its work is null, whatever the error (one that no longer answers
+   * has ended); the main thread's errors are the session's.
+   */
+  private async inThread<T>(t: TargetThread, work: () => Promise<T>): Promise<T | null> {
+    try {
+      return await work();
+    } catch (e) {
+      if (t === this.main) throw e;
+      if (e instanceof TargetGoneError) return null;
+      const answers = await t.cdp.evaluate('1').then(() => true, (x) => !(x instanceof TargetGoneError));
+      if (answers) throw e;
+      return null;
+    }
   }
 
   /** Take one sample from every thread into the histograms. */
@@ -348,8 +375,25 @@ export class Session extends EventEmitter {
         return [t.id, await t.sample((paths) => this.emit('resources', { thread: t.label, resources: paths }))] as const;
       } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
     }));
-    for (const g of got) if (g) this.series.record(g[0], g[1]);
+    for (const g of got) if (g) this.record(g[0], g[1]);
     this.emit('sample');
+  }
+
+  private record(thread: number, sample: any): void {
+    this.series.record(thread, sample);
+    for (const [id, n] of (sample.placed ?? []) as [number, number][]) {
+      const by = this.placedIn.get(id) ?? new Map<number, number>();
+      by.set(thread, n);
+      this.placedIn.set(id, by);
+    }
+  }
+
+  /**
+   * Standing probes (given at launch, or placed with `optional`) that no thread
+   * has placed anywhere yet: their texts.
+   */
+  unmatchedProbes(): string[] {
+    return this.specs.filter((p) => ![...(this.placedIn.get(p.id)?.values() ?? [])].some((n) => n > 0)).map((p) => this.probeTexts.get(p.id) ?? `probe ${p.id}`);
   }
 
   /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
@@ -423,11 +467,13 @@ export class Session extends EventEmitter {
     clearInterval(this.foldTimer);
     if (!this.detached) {
       this.exited = true;
+      if (!this.child && this.exitCode === null) { try { process.kill(this.pid, 0); this.agentLost = true; } catch { /* gone indeed */ } }
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
-      for (const f of this.server.readFinal(this.pid)) this.series.record(f.thread, f.sample);
+      for (const f of this.server.readFinal(this.pid)) this.record(f.thread, f.sample);
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
-      if (this.child && this.child.exitCode === null && this.child.signalCode === null) this.child.once('exit', (c) => { this.exitCode = c; finish(); });
-      else finish();
+      if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
+        this.child.once('exit', (c, sig) => { this.exitCode = c; this.exitSignal = sig; finish(); });
+      } else finish();
     }
   }
 
@@ -450,6 +496,18 @@ export class Session extends EventEmitter {
     this.cdp.close();
     this.server.close();
     this.resolveExit();
+  }
+
+  /**
+   * How the target ended, once it has: "exited with code 0", "killed by SIGSEGV",
+   * or, for an attached process that ran no exit handler, that it was killed or crashed.
+   */
+  get fate(): string | null {
+    if (!this.exited) return null;
+    if (this.agentLost) return 'still running, but its agent stopped answering (the connection closed)';
+    if (this.exitSignal) return `killed by ${this.exitSignal}`;
+    if (this.exitCode !== null) return `exited with code ${this.exitCode}`;
+    return 'ended without running its exit handlers (killed by a signal, or crashed)';
   }
 
   get usedInspectorPort(): boolean { return this.openedPort; }

@@ -47,6 +47,8 @@ export class TargetThread {
   private readonly analyses = new Map<string, ScriptAnalysis>();
   private scriptsCopy: { version: number; scripts: RuntimeScript[] } = { version: -1, scripts: [] };
   private wrapNoted = false;
+  /** a worker waiting at its start pauses at its first script once (session.startAgentAtFirstScript) */
+  private pausesExpected = false;
 
   /**
    * @param id 0 for the main thread, else the worker's threadId
@@ -58,20 +60,51 @@ export class TargetThread {
       maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
     }, this.announced, this.breakpoints, notes);
     cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
+    cdp.on('Debugger.paused', (p: any) => this.onPaused(p));
   }
 
   get label(): string { return this.id === 0 ? 'main' : String(this.id); }
 
-  async enable(): Promise<void> {
+  /** filename -> the scriptId earlier sessions LiveEdited (see Runtime.noteLiveEdit) */
+  private liveEditedBefore = new Map<string, string>();
+
+  /**
+   * Debugger on, pauses off: a `debugger;` statement in the program must not
+   * stop it (breakpoint conditions still run). A worker waiting at its start
+   * keeps pauses until the agent is in (`skipPauses` then).
+   */
+  async enable(pauses = false): Promise<void> {
+    // a worker waiting for the debugger has no runtime yet (and no earlier session)
+    const before = await this.cdp.evaluate<[string, string][] | null>(`${R}?.liveEditedScripts?.() ?? null`).catch(() => null);
+    this.liveEditedBefore = new Map(before ?? []);
+    // set before the debugger is on: a `debugger;` statement may run before skipAllPauses is
+    this.pausesExpected = pauses;
     await this.cdp.send('Debugger.enable', {});
+    if (!pauses) await this.skipPauses();
+  }
+
+  async skipPauses(): Promise<void> {
+    this.pausesExpected = false;
+    await this.cdp.send('Debugger.setSkipAllPauses', { skip: true });
+  }
+
+  /**
+   * V8 pauses a thread with the debugger on when its heap nears the limit
+   * ("OOM"), whatever skipAllPauses says: let it go on (and die as it would have).
+   */
+  private onPaused(p: { reason?: string }): void {
+    if (p.reason === 'OOM' || !this.pausesExpected) void this.cdp.send('Debugger.resume', {}).catch(() => undefined);
   }
 
   private onScript(p: any): void {
-    this.announced.add(p.scriptId);
     const url: string = p.url ?? '';
-    if (!url || url.startsWith('node:')) return;
     let filename = url;
     if (url.startsWith('file://')) { try { filename = decodeURIComponent(new URL(url).pathname); } catch { return; } }
+    // a text an earlier session's LiveEdit replaced, kept by V8 under the script's name: not the program's
+    const live = this.liveEditedBefore.get(filename);
+    if (live !== undefined && live !== p.scriptId) return;
+    this.announced.add(p.scriptId);
+    if (!url || url.startsWith('node:')) return;
     if (!filename.startsWith('/')) return;
     if (isOwnCode(filename, OWN)) return;
     this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: path.relative(this.cwd, filename) || filename });

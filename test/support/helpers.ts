@@ -1,5 +1,6 @@
 // Helpers for tests that drive real target processes.
 import { ChildProcess, spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
 import * as inspector from 'inspector';
 import * as path from 'path';
 import * as vm from 'vm';
@@ -117,3 +118,31 @@ export const LIVEEDIT: boolean = (() => {
   s.disconnect();
   return answer;
 })();
+
+/**
+ * Does process `pid` hold a listening TCP socket (its inspector port, say)?
+ * Read from /proc (Linux): the listening sockets of the network namespace
+ * matched to the process's own descriptors, so another target's port, open at
+ * the same moment in a test running beside this one, does not count.
+ */
+export function listensOnTcp(pid: number): boolean {
+  const inodes = new Set<string>();
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
+    let text = '';
+    try { text = fs.readFileSync(table, 'utf8'); } catch { continue; }
+    // columns: sl local_address rem_address st ... inode; st 0A is LISTEN
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A') inodes.add(f[9]);
+    }
+  }
+  let fds: string[] = [];
+  try { fds = fs.readdirSync(`/proc/${pid}/fd`); } catch { return false; }
+  for (const fd of fds) {
+    let link = '';
+    try { link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { continue; }
+    const m = /^socket:\[(\d+)\]$/.exec(link);
+    if (m && inodes.has(m[1])) return true;
+  }
+  return false;
+}

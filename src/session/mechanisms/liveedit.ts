@@ -56,7 +56,7 @@ export class ThreadLiveEdits {
       throw new LiveEditRefused(`refused to LiveEdit ${sc.module}: it would pause the target for about ${Math.round(predicted)} ms ` +
         `(script ${(source.length / 1e6).toFixed(1)} MB, heap ${(heap.usedSize / 1e6).toFixed(0)} MB), over the limit of ${maxPauseMs} ms (--max-pause)`);
     }
-    const no = await this.cdp.evaluate<number>(`${R}.allocScript()`);
+    const no = await this.cdp.evaluate<number>(`${R}.allocScript(${JSON.stringify(`liveedit:${sc.filename}:${sc.scriptId}`)})`);
     let plan: LiveEditPlan;
     try {
       plan = await planLiveEditOffThread(source, no, heap.usedSize, { filename: sc.filename, cwd: this.cwd }, planLimitMs);
@@ -82,6 +82,7 @@ export class ThreadLiveEdits {
       throw new LiveEditRefused(`LiveEdit of ${sc.module} answered Ok but the script kept its old text`);
     }
     this.edited.set(sc.scriptId, { original: source, no });
+    await this.cdp.evaluate(`${R}.noteLiveEdit(${JSON.stringify(sc.filename)}, ${JSON.stringify(sc.scriptId)})`);
     await this.cdp.agent('restore-plan', { thread: this.thread, scripts: [{ scriptId: sc.scriptId, source }] }).catch(() => undefined);
     const noSlot = plan.unslotted.map((u) => [u.fn, u.point]);
     this.breakpoints.addScript(no, { scriptId: sc.scriptId, text: plan.code, module: sc.module, functions: plan.analysis.functions, map: positionMap(plan.ins) });

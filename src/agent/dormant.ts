@@ -1,0 +1,101 @@
+// The dormant agent: `node --import paranode/agent app.js` (or in NODE_OPTIONS).
+// Every module the program loads is prepared at load (slots at every point,
+// all off, through module.registerHooks); nothing else runs. The main thread
+// listens on a Unix socket named by its pid in an owner-only directory (see
+// dormant-dir.ts), unref'd: no TCP port, no timer, nothing that keeps the
+// process alive. `paranode attach <pid>` connects there, hands over its
+// AgentServer's socket, token and configuration, and the agent starts as on
+// attach (bootstrap's start: the relay connects back to the tool); probes are
+// then placed by switching slots only. One tool at a time: the tool keeps this
+// connection open for its session, a second one is told who holds it. On
+// detach the runtime deactivates: slots off, the load hook stays (dormant again).
+//
+// Worker threads: the entry runs in each (execArgv and NODE_OPTIONS are
+// inherited) and prepares the worker's modules the same way, slots off, with no
+// socket of its own; on attach the tool starts the agent in every worker through
+// the main thread's inspector session (NodeWorker), as for any attach.
+import * as fs from 'fs';
+import * as net from 'net';
+import * as wt from 'worker_threads';
+import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
+import { dormantSocket, ensureDormantDir } from './dormant-dir';
+import { installLoadHooks } from './hooks';
+import { forgetOwnModules } from './own-code';
+import { install } from './runtime';
+
+const DORMANT = Symbol.for('paranode.dormant');
+
+/** What a tool sends first on the dormant socket (one JSON line). */
+export interface DormantRequest { attach: AgentConfig; tool: ToolIdentity }
+/** The agent's answer (one JSON line). */
+export type DormantReply = { ok: true; pid: number } | { ok: false; error: string; holder?: ToolIdentity };
+
+// Node's loader-hooks thread (module.register) runs preloads too, and the relay
+// worker of bootstrap's start is given an empty PARANODE_AGENT: neither is the program's
+const loaderThread = !wt.isMainThread && wt.parentPort === null;
+const relayThread = !wt.isMainThread && process.env[AGENT_ENV] === '';
+const g = globalThis as any;
+
+// a thread whose agent already runs (the program was launched by `paranode run`): that session owns it
+const started = g[Symbol.for('paranode.runtime')] !== undefined;
+
+if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
+  Object.defineProperty(g, DORMANT, { value: true, enumerable: false, configurable: true });
+  try {
+    const rt = install();
+    rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
+    installLoadHooks(rt, { always: true });
+    if (wt.isMainThread) listen();
+  } catch (e) {
+    process.stderr.write(`paranode: dormant agent not started: ${(e as Error).message}\n`);
+  }
+  forgetOwnModules();
+}
+
+function listen(): void {
+  const dir = ensureDormantDir();
+  if (!dir) return; // no directory we can trust: not attachable this way (attach falls back to the inspector)
+  const file = dormantSocket(dir, process.pid);
+  // a socket left by an earlier process with this pid (killed before its exit handler ran)
+  try { fs.unlinkSync(file); } catch { /* none */ }
+  const server = net.createServer((sock) => {
+    sock.unref();
+    sock.on('error', () => { /* the tool went away */ });
+    let buf = '';
+    const onData = (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      const nl = buf.indexOf('\n');
+      if (nl < 0) { if (buf.length > 1 << 20) sock.destroy(); return; }
+      sock.off('data', onData);
+      const reply = (r: DormantReply) => sock.write(JSON.stringify(r) + '\n');
+      let req: DormantRequest;
+      try { req = JSON.parse(buf.slice(0, nl)); } catch { sock.destroy(); return; }
+      take(sock, req, reply);
+    };
+    sock.on('data', onData);
+  });
+  // one tool at a time (bootstrap's start refuses while another's session lasts)
+  const take = (sock: net.Socket, req: DormantRequest, reply: (r: DormantReply) => void, tries = 20) => {
+    try {
+      const { start } = require('./bootstrap') as typeof import('./bootstrap');
+      const { busy } = start({ ...req.attach, tool: req.tool });
+      forgetOwnModules();
+      if (busy) {
+        // the last tool's relay ends a moment after its connection closed: wait for that, briefly
+        if (tries > 0) { setTimeout(() => take(sock, req, reply, tries - 1), 50).unref(); return; }
+        reply({ ok: false, error: `already attached by paranode (pid ${busy.pid}: ${busy.command})`, holder: busy });
+        sock.end();
+        return;
+      }
+    } catch (e) {
+      reply({ ok: false, error: `the agent did not start: ${(e as Error).message}` });
+      sock.end();
+      return;
+    }
+    reply({ ok: true, pid: process.pid });
+  };
+  server.on('error', () => { /* cannot listen: not attachable this way */ });
+  server.listen(file, () => { try { fs.chmodSync(file, 0o600); } catch { /* the directory is owner-only anyway */ } });
+  server.unref();
+  process.on('exit', () => { try { fs.unlinkSync(file); } catch { /* gone */ } });
+}

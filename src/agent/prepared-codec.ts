@@ -1,0 +1,109 @@
+// Compact encoding of a prepared script's analysis and layout for the start-up
+// cache: every number goes into one Int32Array (read back without parsing),
+// only strings and rare fields into a small JSON part. JSON of the objects
+// themselves took longer to parse than preparing some scripts (typescript.js:
+// 29 MB, 300 ms); decoding rebuilds exactly the objects preparation makes.
+import type { FunctionInfo, PointInfo, ScriptAnalysis } from '../analysis/functions';
+import type { ScriptLayout } from '../instrument/layout';
+import type { PreparedScript } from '../instrument/transform';
+
+const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'resume'];
+const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
+
+type Rest = Omit<PreparedScript, 'code'>;
+/** the JSON part: per function [name, params, module?, noTryWrap?], per call point [callee?, simpleArgs?], the rest as is */
+interface Strings { f: unknown[][]; p: unknown[][]; sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted'] }
+
+class Ints {
+  a = new Int32Array(1 << 16);
+  n = 0;
+  push(...v: number[]): void {
+    if (this.n + v.length > this.a.length) { const b = new Int32Array(Math.max(this.a.length * 2, this.n + v.length)); b.set(this.a); this.a = b; }
+    for (const x of v) this.a[this.n++] = x;
+  }
+  list(xs: number[]): void { this.push(xs.length); for (const x of xs) this.push(x); }
+}
+
+export function encodeRest(r: Rest): { json: string; ints: Int32Array } {
+  const ints = new Ints();
+  const s: Strings = { f: [], p: [], sourceType: r.analysis.sourceType, unslotted: r.unslotted };
+  ints.push(r.analysis.functions.length);
+  for (const f of r.analysis.functions) {
+    const flags = (f.isAsync ? 1 : 0) | (f.isGenerator ? 2 : 0) | (f.isArrow ? 4 : 0) | ('module' in f ? 8 : 0) | ('noTryWrap' in f ? 16 : 0);
+    ints.push(f.index, f.line, f.column, f.start, f.end, flags, f.points.length);
+    const fs: unknown[] = [f.name, f.params];
+    if ('module' in f) fs.push(f.module);
+    if ('noTryWrap' in f) fs.push(f.noTryWrap);
+    s.f.push(fs);
+    for (const p of f.points) {
+      const pf = ('callee' in p ? 1 : 0) | ('simpleArgs' in p ? 2 : 0) | ('exit' in p ? 4 : 0);
+      ints.push(p.index, KINDS.indexOf(p.kind), EXITS.indexOf(p.exit), p.line, p.column, p.pos, p.end, pf);
+      if (pf & 3) s.p.push([p.callee, p.simpleArgs]);
+    }
+  }
+  const { at, lines, texts } = r.layout;
+  ints.list(at);
+  ints.list(texts);
+  const keys = Object.keys(lines);
+  ints.push(keys.length);
+  for (const k of keys) { ints.push(Number(k)); ints.list(lines[Number(k)]); }
+  return { json: JSON.stringify(s), ints: ints.a.subarray(0, ints.n) };
+}
+
+/**
+ * The analysis and layout of an entry. A function's points are decoded when
+ * first read (placing a probe, listing for the tool): a dormant program never
+ * reads most of them. Layout lists are Int32Array views (the runtime's Disguise
+ * only indexes them).
+ */
+export function decodeRest(json: string, a: Int32Array): Rest {
+  const s = JSON.parse(json) as Strings;
+  let i = 0;
+  let callNo = 0;
+  const functions: FunctionInfo[] = new Array(a[i++]);
+  for (let k = 0; k < functions.length; k++) {
+    const index = a[i], line = a[i + 1], column = a[i + 2], start = a[i + 3], end = a[i + 4], flags = a[i + 5], np = a[i + 6];
+    i += 7;
+    const fs = s.f[k];
+    const f = { index, name: fs[0] as string, line, column, start, end, isAsync: !!(flags & 1), isGenerator: !!(flags & 2), isArrow: !!(flags & 4), params: fs[1] as (string | null)[] } as FunctionInfo;
+    lazyPoints(f, a, i, np, s.p, callNo);
+    for (let q = 0; q < np; q++) if (a[i + q * 8 + 7] & 3) callNo++;
+    i += np * 8;
+    let extra = 2;
+    if (flags & 16) f.noTryWrap = fs[extra + (flags & 8 ? 1 : 0)] as string;
+    if (flags & 8) f.module = fs[extra++] as string;
+    functions[k] = f;
+  }
+  const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
+  const at = list();
+  const texts = list();
+  const lines: ScriptLayout['lines'] = {};
+  for (let n = a[i++]; n > 0; n--) { const line = a[i++]; lines[line] = list(); }
+  return { analysis: { functions, sourceType: s.sourceType }, unslotted: s.unslotted, layout: { at, lines, texts } };
+}
+
+function lazyPoints(f: FunctionInfo, a: Int32Array, from: number, np: number, calls: unknown[][], firstCall: number): void {
+  const settle = (self: FunctionInfo, value: PointInfo[]) => Object.defineProperty(self, 'points', { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(f, 'points', {
+    enumerable: true,
+    configurable: true,
+    get(this: FunctionInfo) {
+      const points: PointInfo[] = new Array(np);
+      let callNo = firstCall;
+      for (let q = 0, i = from; q < np; q++, i += 8) {
+        const p: PointInfo = { index: a[i], kind: KINDS[a[i + 1]], line: a[i + 3], column: a[i + 4], pos: a[i + 5], end: a[i + 6] };
+        const pf = a[i + 7];
+        if (pf & 4) p.exit = EXITS[a[i + 2]];
+        if (pf & 3) {
+          const [callee, simpleArgs] = calls[callNo++] as [string, (string | null)[]];
+          if (pf & 1) p.callee = callee;
+          if (pf & 2) p.simpleArgs = simpleArgs;
+        }
+        points[q] = p;
+      }
+      settle(this, points);
+      return points;
+    },
+    set(this: FunctionInfo, v: PointInfo[]) { settle(this, v); },
+  });
+}

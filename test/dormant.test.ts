@@ -1,0 +1,207 @@
+// The dormant agent (node --import paranode/agent): attached at any later time
+// through its owner-only Unix socket, probes placed by switching slots only
+// (no SIGUSR1, no inspector port, no LiveEdit, no breakpoint), one tool at a
+// time, dormant again after detach; the program's output unchanged; the
+// start-up cache of prepared code.
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { AttachError, Session } from '../src/api';
+import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
+import { PreparedCache } from '../src/agent/prepared-cache';
+import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
+import { FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
+
+const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
+const target = path.join(FIXTURES, 'dormant-target.js');
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-dormant-test-'));
+// targets inherit this: their cache goes to a private directory, not the user's
+process.env.PARANODE_CACHE_DIR = path.join(TMP, 'cache');
+after(() => fs.rmSync(TMP, { recursive: true, force: true }));
+
+/** f is called n times by "n": the sum it prints is n(n-1). */
+const sum = (n: number) => n * (n - 1);
+
+/** The socket the dormant agent of pid listens on (this process's environment is the target's). */
+const socketOf = (pid: number) => dormantSocket(dormantDir(), pid);
+
+async function socketAppears(pid: number, child: Target): Promise<void> {
+  // the agent listens before the program's first line; "ready" comes after that line
+  await child.waitFor(/ready/);
+  for (let i = 0; i < 500 && !fs.existsSync(socketOf(pid)); i++) await new Promise((r) => setImmediate(r));
+  assert.ok(fs.existsSync(socketOf(pid)), `no socket at ${socketOf(pid)}`);
+}
+
+test('dormant: attached later, a probe counts exactly by slot; no inspector port, no signal; detach and attach again', async () => {
+  const t = new Target(target, [], ['--import', AGENT]);
+  after(() => t.kill());
+  await socketAppears(t.pid, t);
+  const dir = fs.statSync(path.dirname(socketOf(t.pid)));
+  assert.equal(dir.mode & 0o777, 0o700, 'the socket directory is owner-only');
+  assert.equal(dir.uid, os.userInfo().uid);
+  await t.request('1000', new RegExp(`done ${sum(1000)}\\n`));
+
+  const s = await Session.attach(t.pid);
+  assert.equal(s.usedInspectorPort, false);
+  const r = await s.probe('/Code/dormant-target.js/f.entry: n++');
+  assert.deepEqual({ bySlot: r.bySlot, byBreakpoint: r.byBreakpoint, byWrapping: r.byWrapping, notPlaced: r.notPlaced }, { bySlot: 1, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 });
+  await t.request('777', new RegExp(`done ${sum(777)}\\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 777);
+  assert.equal(listensOnTcp(t.pid), false, 'no inspector port during the session');
+  assert.equal((await t.request('inspector', /inspector (\w+)/))[1], 'closed', 'the target\'s inspector was never opened');
+  assert.deepEqual(s.notes.filter((n) => /LiveEdit|breakpoint/i.test(n)), []);
+  await s.detach();
+
+  // dormant again: slots off (the program's result is the same), and attachable again, counting from zero
+  await t.request('50', new RegExp(`done ${sum(50)}\\n`));
+  const s2 = await Session.attach(t.pid);
+  const r2 = await s2.probe('/Code/dormant-target.js/caller.entry: c++');
+  assert.equal(r2.bySlot, 1);
+  await s2.probe('/Code/dormant-target.js/f.entry: n++');
+  await t.request('3', new RegExp(`done ${sum(3)}\\n`));
+  await t.request('4', new RegExp(`done ${sum(4)}\\n`));
+  await s2.sample();
+  assert.equal(s2.value('c'), 2);
+  assert.equal(s2.value('n'), 7);
+  await s2.detach();
+  assert.equal(listensOnTcp(t.pid), false);
+  assert.equal((await t.request('inspector', /inspector (\w+)/))[1], 'closed');
+  assert.equal(t.err, '');
+});
+
+test('dormant: a second tool gets an error naming the first; the first keeps its session', async () => {
+  const t = new Target(target, [], ['--import', AGENT]);
+  after(() => t.kill());
+  await socketAppears(t.pid, t);
+  const s = await Session.attach(t.pid);
+  await s.probe('/Code/dormant-target.js/f.entry: n++');
+  // the second tool is another process: the CLI
+  const second = runNode([path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'attach', '-q', '-d', '1', String(t.pid)]);
+  assert.notEqual(second.status, 0);
+  assert.match(second.stderr, new RegExp(`process ${t.pid}: already attached by paranode \\(pid ${process.pid}: `));
+  // and through the library, in this process
+  await assert.rejects(Session.attach(t.pid), (e: Error) => e instanceof AttachError && e.message.includes(`already attached by paranode (pid ${process.pid}`));
+  await t.request('10', new RegExp(`done ${sum(10)}\\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 10);
+  await s.detach();
+  assert.equal(listensOnTcp(t.pid), false);
+});
+
+test('dormant: installed as a package, `--import paranode/agent` in NODE_OPTIONS; a worker thread is prepared too', async () => {
+  const app = path.join(TMP, 'app');
+  fs.mkdirSync(path.join(app, 'node_modules'), { recursive: true });
+  fs.symlinkSync(ROOT, path.join(app, 'node_modules', 'paranode'));
+  fs.copyFileSync(target, path.join(app, 'dormant-target.js'));
+  const child: ChildProcess = spawn(process.execPath, ['dormant-target.js'], {
+    cwd: app, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '--import paranode/agent' },
+  });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d) => { err += d; });
+  after(() => child.kill());
+  const ask = lineRequests(child);
+  await ask('', /ready/);
+  await ask('start worker', /worker online/);
+  assert.ok(fs.existsSync(socketOf(child.pid!)));
+  const s = await Session.attach(child.pid!);
+  assert.equal(s.usedInspectorPort, false);
+  const r = await s.probe('/Code/dormant-target.js/f.entry: n++');
+  // main thread and worker: both by slot
+  assert.deepEqual({ bySlot: r.bySlot, byBreakpoint: r.byBreakpoint, notPlaced: r.notPlaced }, { bySlot: 2, byBreakpoint: 0, notPlaced: 0 });
+  await ask('worker 30', new RegExp(`worker done ${sum(30)}\\n`));
+  await ask('5', new RegExp(`done ${sum(5)}\\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 35);
+  assert.equal(s.value('n', 'main'), 5);
+  await s.detach();
+  assert.equal(listensOnTcp(child.pid!), false);
+  await ask('stop worker', /worker stopped/);
+  child.stdin!.end();
+  const code = await new Promise((r) => child.once('exit', r));
+  assert.equal(code, 0);
+  assert.equal(err, '');
+  assert.equal(fs.existsSync(socketOf(child.pid!)), false, 'the socket is removed at exit');
+});
+
+test('dormant: the program prints byte for byte what it prints plainly, cold and warm cache; it exits by itself', () => {
+  for (const program of ['esprima-run.js', 'marked-run.js']) {
+    const plain = runNode([program]);
+    assert.equal(plain.status, 0);
+    const cold = runNode(['--import', AGENT, program]);
+    const entries = fs.readdirSync(process.env.PARANODE_CACHE_DIR!).length;
+    const warm = runNode(['--import', AGENT, program]);
+    assert.equal(fs.readdirSync(process.env.PARANODE_CACHE_DIR!).length, entries, 'the warm run found every script in the cache');
+    for (const run of [cold, warm]) {
+      assert.equal(run.status, plain.status, program);
+      assert.equal(run.stderr, plain.stderr, program);
+      assert.ok(run.stdout === plain.stdout, `${program}: output differs`);
+    }
+  }
+  assert.ok(fs.readdirSync(process.env.PARANODE_CACHE_DIR!).some((f) => f.endsWith('.pnc')), 'cache entries written');
+  assert.equal(fs.statSync(process.env.PARANODE_CACHE_DIR!).mode & 0o777, 0o700);
+});
+
+test('dormant: no socket in a directory that is not owner-only', async () => {
+  const tmp = path.join(TMP, 'shared-tmp');
+  const dir = dormantDir({ TMPDIR: tmp });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  fs.chmodSync(dir, 0o755);
+  const child = spawn(process.execPath, ['--import', AGENT, target], { cwd: FIXTURES, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: tmp, XDG_RUNTIME_DIR: '' } });
+  after(() => child.kill());
+  const ask = lineRequests(child);
+  await ask('', /ready/);
+  await ask('3', new RegExp(`done ${sum(3)}\\n`));
+  assert.deepEqual(fs.readdirSync(dir), [], 'the agent did not listen there');
+  child.stdin!.end();
+  assert.equal(await new Promise((r) => child.once('exit', r)), 0);
+});
+
+/** An entry read from the cache holds its layout lists as Int32Array views: compare as arrays. */
+function plain(p: ReturnType<typeof prepareForLoad>): ReturnType<typeof prepareForLoad> {
+  const { at, lines, texts } = p.layout;
+  return { ...p, layout: { at: Array.from(at), texts: Array.from(texts), lines: Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)])) } };
+}
+
+test('prepared-code cache: a hit renumbered for another script number is exactly a fresh preparation; corrupt entries are ignored', () => {
+  const dir = path.join(TMP, 'unit-cache');
+  const cache = PreparedCache.open({ PARANODE_CACHE_DIR: dir })!;
+  assert.ok(cache);
+  const file = require.resolve('esprima');
+  const source = fs.readFileSync(file, 'utf8');
+  const naming = { filename: file, cwd: FIXTURES };
+  const req = (no: number) => ({ kind: 'script' as const, source, no, filename: file, cwd: FIXTURES });
+  const prep = (n: number) => prepareForLoad(source, n, 'script', naming);
+  const first = cache.prepared(req(12), prep);
+  assert.deepEqual(cache.stats, { hits: 0, misses: 1, bypassed: 0, corrupt: 0 });
+  assert.deepEqual(first, prep(12));
+  const second = cache.prepared(req(34), () => { throw new Error('not prepared again'); });
+  assert.equal(cache.stats.hits, 1);
+  assert.deepEqual(plain(second), prep(34));
+  // an ES module: its preamble names the script number too
+  const esm = 'export function g(a) { return a + 1; }\nexport const h = () => g(2);\n';
+  const url = 'file:///x/m.mjs';
+  const mreq = (no: number) => ({ kind: 'module' as const, source: esm, no, filename: '/x/m.mjs', cwd: '/x', url });
+  const mprep = (n: number) => prepareModuleForLoad(esm, n, url, { filename: '/x/m.mjs', cwd: '/x' });
+  cache.prepared(mreq(3), mprep);
+  assert.deepEqual(plain(cache.prepared(mreq(7), () => { throw new Error('not prepared again'); })), mprep(7));
+  // every entry damaged: ignored, prepared again and replaced
+  for (const f of fs.readdirSync(dir)) {
+    const buf = fs.readFileSync(path.join(dir, f));
+    buf[buf.length >> 1] ^= 1;
+    fs.writeFileSync(path.join(dir, f), buf);
+  }
+  assert.deepEqual(cache.prepared(req(56), prep), prep(56));
+  assert.equal(cache.stats.corrupt, 1);
+  assert.deepEqual(plain(cache.prepared(req(78), () => { throw new Error('not prepared again'); })), prep(78));
+  // a source holding the placeholder is not cached
+  const odd = 'var $pn99_0 = 1; function k() { return $pn99_0; }';
+  assert.deepEqual(cache.prepared({ ...req(42), source: odd }, (n) => prepareForLoad(odd, n)), prepareForLoad(odd, 42));
+  assert.equal(cache.stats.bypassed, 1);
+  assert.equal(PreparedCache.open({ PARANODE_CACHE: 'off', PARANODE_CACHE_DIR: dir }), null);
+  fs.chmodSync(dir, 0o755);
+  assert.equal(PreparedCache.open({ PARANODE_CACHE_DIR: dir }), null, 'a directory others can read is not used');
+});
