@@ -5,27 +5,14 @@
 // machine does (V8 runs in --predictable mode so that it repeats). The work's own count is the difference of two runs with
 // different repetition counts, so start-up, module loading, load-time
 // preparation and the untimed warm-up repetitions cancel out.
-import { spawn, spawnSync } from 'child_process';
-import * as fs from 'fs';
-import * as os from 'os';
+import { spawnSync } from 'child_process';
 import * as path from 'path';
-import { BenchOptions, fmt, progress, Section, table, TARGETS } from './lib';
+import { BenchOptions, fmt, progress, Section, table, TARGETS, callgrindWork } from './lib';
 
 type Kind = 'plain' | 'slots';
 
 async function instructions(lib: string, reps: number, kind: Kind): Promise<number> {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cg-')), 'cg.out');
-  const pre = kind === 'slots' ? ['-r', path.join(TARGETS, 'slots-only.js')] : [];
-  const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '--smc-check=all-non-file',
-    // --predictable: V8 without concurrent compilation or parallel GC, so the count repeats (to 0.002 %)
-    process.execPath, '--predictable', ...pre, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d) => { err += d; });
-  const code = await new Promise<number | null>((r) => child.once('close', r));
-  const m = /Collected : (\d+)/.exec(err);
-  fs.rmSync(path.dirname(out), { recursive: true, force: true });
-  if (code !== 0 || !m) throw new Error(`callgrind on work.js ${lib} ${reps} (${kind}) failed (${code}): ${err.slice(-300)}`);
-  return Number(m[1]);
+  return callgrindWork(lib, reps, kind, kind === 'slots' ? ['-r', path.join(TARGETS, 'slots-only.js')] : []);
 }
 
 export async function benchInstructions(opts: BenchOptions): Promise<Section> {

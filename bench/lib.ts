@@ -1,6 +1,8 @@
 // Shared helpers of the benchmark suite: target processes that speak line by
 // line, statistics, and markdown tables.
 import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
@@ -204,4 +206,22 @@ export async function spinSeries(p: Proc, steps: { name: string; fn: () => Promi
     out.get(name)!.push({ stop: inside.length ? Math.max(...inside) : 0, toolMs: a1 - a0, gc: gcs.length ? Math.max(...gcs) : 0 });
   }
   return out;
+}
+
+/**
+ * Instructions the whole process executes (callgrind) for `node --predictable
+ * <nodeArgs> work.js <lib> <reps>` in bench/targets: sections 6 and dormant.
+ * --predictable: V8 without concurrent compilation or parallel GC, so the count repeats (to 0.002 %).
+ */
+export async function callgrindWork(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cg-')), 'cg.out');
+  const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '--smc-check=all-non-file',
+    process.execPath, '--predictable', ...nodeArgs, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'], env });
+  let err = '';
+  child.stderr!.on('data', (d) => { err += d; });
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  const m = /Collected : (\d+)/.exec(err);
+  fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  if (code !== 0 || !m) throw new Error(`callgrind on work.js ${lib} ${reps} (${label}) failed (${code}): ${err.slice(-300)}`);
+  return Number(m[1]);
 }

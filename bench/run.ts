@@ -15,7 +15,8 @@ import { benchLarge } from './large';
 import { benchMetrics } from './metrics';
 import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
-import { benchStartup } from './startup';
+import { benchStartup, benchStartupDormant } from './startup';
+import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
@@ -29,6 +30,8 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   cost: benchCost,
   consultant: benchConsultant,
   startup: benchStartup,
+  'startup-dormant': benchStartupDormant,
+  dormant: benchDormant,
 };
 
 function usage(): never {

@@ -4,6 +4,8 @@
 // program loads is prepared at load: slots everywhere, all off). Runs are
 // interleaved (plain, prepared, plain, ...) and the median of each is taken.
 // `npm run bench -- --only startup`, or standalone: node dist/bench/startup.js [--quick] [--runs n] [driver ...]
+// With --dormant: start-up under the dormant agent (node --import paranode/agent),
+// cold and warm prepared-code cache, against plain (`--only startup-dormant`).
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -76,13 +78,101 @@ export async function benchStartup(opts: BenchOptions & { runs?: number; only?: 
   };
 }
 
+const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
+
+/** Programs of the dormant start-up comparison: large ones first (typescript is 9 MB of script). */
+const DORMANT_PROGRAMS: { name: string; file: string }[] = [
+  { name: "require('typescript')", file: path.join(TARGETS, 'require-typescript.js') },
+  { name: 'tsc-check.js', file: driverPath(CORPUS.find((p) => p.driver === 'tsc-check.js')!) },
+  { name: 'esprima-run.js', file: path.join(ROOT, 'test', 'fixtures', 'esprima-run.js') },
+  { name: 'marked-run.js', file: path.join(ROOT, 'test', 'fixtures', 'marked-run.js') },
+  { name: 'prettier-format.js', file: driverPath(CORPUS.find((p) => p.driver === 'prettier-format.js')!) },
+];
+
+type DormantKind = 'plain' | 'cold' | 'warm' | 'plain+ncc' | 'warm+ncc';
+
+/**
+ * One run of `file` plainly or under the dormant agent (`--import dist/src/agent/dormant.js`):
+ * cold = an empty prepared-code cache, warm = the cache filled by an earlier run;
+ * "+ncc" = Node's own compile cache (NODE_COMPILE_CACHE) on too, filled by an earlier run.
+ */
+async function dormantOnce(file: string, kind: DormantKind, dirs: { warm: string; nccPlain: string; nccDormant: string }): Promise<{ ms: number; kb: number; r: Run }> {
+  const rssDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-startup-'));
+  const cold = kind === 'cold' ? fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cold-cache-')) : '';
+  try {
+    const env: Record<string, string> = { PARANODE_BENCH_RSS: rssDir, PARANODE_CACHE_DIR: cold || dirs.warm };
+    if (kind === 'plain+ncc') env.NODE_COMPILE_CACHE = dirs.nccPlain;
+    if (kind === 'warm+ncc') env.NODE_COMPILE_CACHE = dirs.nccDormant;
+    const args = ['-r', PRELOAD, ...(kind.startsWith('plain') ? [] : ['--import', AGENT]), file];
+    const r = await run(process.execPath, args, { env });
+    const kb = Number(fs.readFileSync(path.join(rssDir, String(r.pid)), 'utf8'));
+    return { ms: r.ms, kb, r };
+  } finally {
+    fs.rmSync(rssDir, { recursive: true, force: true });
+    if (cold) fs.rmSync(cold, { recursive: true, force: true });
+  }
+}
+
+/** Start-up under the dormant agent against plain: cold and warm prepared-code cache, wall time and peak RSS. */
+export async function benchStartupDormant(opts: BenchOptions & { runs?: number }): Promise<Section> {
+  const runs = opts.runs ?? 5;
+  const kinds: DormantKind[] = ['plain', 'cold', 'warm', 'plain+ncc', 'warm+ncc'];
+  const rows: string[][] = [];
+  const differs: string[] = [];
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-startup-caches-'));
+  const dirs = { warm: path.join(root, 'prepared'), nccPlain: path.join(root, 'ncc-plain'), nccDormant: path.join(root, 'ncc-dormant') };
+  try {
+    for (const p of DORMANT_PROGRAMS) {
+      progress(`startup (dormant): ${p.name}: ${runs} runs of each of ${kinds.join(', ')}, interleaved`);
+      // fill the caches (and the file cache); the plain run's output is the reference
+      const reference = (await dormantOnce(p.file, 'plain', dirs)).r;
+      for (const k of ['warm', 'plain+ncc', 'warm+ncc'] as const) await dormantOnce(p.file, k, dirs);
+      const got = new Map<DormantKind, { ms: number; kb: number }[]>(kinds.map((k) => [k, []]));
+      for (let i = 0; i < runs; i++) {
+        for (const k of kinds) {
+          const { ms, kb, r } = await dormantOnce(p.file, k, dirs);
+          if (r.status !== reference.status || r.stdout !== reference.stdout || r.stderr !== reference.stderr) differs.push(`${p.name} (${k})`);
+          got.get(k)!.push({ ms, kb });
+        }
+      }
+      const m = (k: DormantKind, f: 'ms' | 'kb') => median(got.get(k)!.map((x) => x[f]));
+      rows.push([
+        p.name, fmt(m('plain', 'ms'), 0),
+        `${fmt(m('cold', 'ms'), 0)} (${ratio(m('cold', 'ms'), m('plain', 'ms'))})`,
+        `${fmt(m('warm', 'ms'), 0)} (${ratio(m('warm', 'ms'), m('plain', 'ms'))})`,
+        fmt(m('plain+ncc', 'ms'), 0),
+        `${fmt(m('warm+ncc', 'ms'), 0)} (${ratio(m('warm+ncc', 'ms'), m('plain+ncc', 'ms'))})`,
+        fmt(m('plain', 'kb') / 1024, 1),
+        `${fmt(m('cold', 'kb') / 1024, 1)} (${ratio(m('cold', 'kb'), m('plain', 'kb'))})`,
+        `${fmt(m('warm', 'kb') / 1024, 1)} (${ratio(m('warm', 'kb'), m('plain', 'kb'))})`,
+      ]);
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  return {
+    title: 'Start-up under the dormant agent, cold and warm prepared-code cache',
+    body: [
+      `\`node [--import dist/src/agent/dormant.js] <program>\`, ${runs} runs of each kind, interleaved (plain, cold, warm, plain+ncc, warm+ncc, plain, ...), ` +
+      'after one run of each cached kind to fill its cache; medians, ratio to plain in parentheses. Cold: an empty prepared-code cache ' +
+      '(PARANODE_CACHE_DIR a new directory each run: every script is parsed and rewritten). Warm: the cache filled by an earlier run. ' +
+      '+ncc: Node\'s own compile cache (NODE_COMPILE_CACHE, V8 code for what it compiled) on as well, filled earlier, ratio to plain with it. ' +
+      'Wall: spawn to exit. RSS: peak, `process.resourceUsage().maxRSS` at exit (bench/targets/max-rss.js).',
+      '',
+      table(['program', 'plain ms', 'dormant cold ms', 'dormant warm ms', 'plain+ncc ms', 'dormant warm+ncc ms', 'plain RSS MB', 'cold RSS MB', 'warm RSS MB'], rows),
+      '',
+      differs.length ? `Output differed from the plain run: ${differs.join(', ')}.` : 'Every run printed what the plain run printed and exited the same way.',
+    ],
+  };
+}
+
 if (require.main === module) {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const i = args.indexOf('--runs');
   const runs = i >= 0 ? Number(args[i + 1]) : undefined;
   const only = args.filter((a, j) => !a.startsWith('--') && (i < 0 || j !== i + 1));
-  benchStartup({ quick, runs, only }).then((s) => {
+  (args.includes('--dormant') ? benchStartupDormant({ quick, runs }) : benchStartup({ quick, runs, only })).then((s) => {
     process.stdout.write(`## ${s.title}\n\n${s.body.join('\n')}\n`);
   }).catch((e) => { process.stderr.write(`${e?.stack ?? e}\n`); process.exit(1); });
 }

@@ -8,7 +8,7 @@
 const path = require('path');
 const dist = path.resolve(__dirname, '..', '..', 'dist', 'src', 'agent');
 const { install } = require(path.join(dist, 'runtime.js'));
-const { installCjsHook } = require(path.join(dist, 'hooks.js'));
+const { installLoadHooks } = require(path.join(dist, 'hooks.js'));
 const rt = install();
 rt.activate();
-installCjsHook(rt);
+installLoadHooks(rt);

@@ -1,7 +1,7 @@
 // Workload benchmark target: the work of test/fixtures/esprima-run.js or
 // marked-run.js, repeated and timed inside the program (module loading and,
 // under paranode, load-time preparation happen before the timed part).
-//   node work.js esprima|marked <reps> [hold|wait]
+//   node work.js esprima|marked|typescript <reps> [hold|wait]
 // prints "work <median ms per rep> <total ms> <output length (tokens or characters)>"; with "hold" it then
 // waits for "exit" on stdin (so that the tool can look at it) instead of exiting;
 // with "wait" it prints "loaded" and waits for "go" on stdin before the work
@@ -16,7 +16,7 @@ const which = process.argv[2];
 const reps = Number(process.argv[3] || 10);
 let job;
 // marked needs about 20 repetitions before its times settle, esprima a few
-const warmups = which === 'marked' ? 30 : 5;
+const warmups = which === 'marked' ? 30 : which === 'typescript' ? 10 : 5;
 if (which === 'esprima') {
   const esprima = require('esprima');
   const src = fs.readFileSync(require.resolve('esprima'), 'utf8');
@@ -25,8 +25,14 @@ if (which === 'esprima') {
   const { marked } = require('marked');
   const md = fs.readFileSync(path.join(path.dirname(require.resolve('marked/package.json')), 'README.md'), 'utf8');
   job = () => marked.parse(md.repeat(20));
+} else if (which === 'typescript') {
+  // the compiler's scanner, parser and printer over its own lib.es5.d.ts (218 KB)
+  const ts = require('typescript');
+  const src = fs.readFileSync(path.join(path.dirname(require.resolve('typescript')), 'lib.es5.d.ts'), 'utf8');
+  const printer = ts.createPrinter();
+  job = () => printer.printFile(ts.createSourceFile('lib.es5.d.ts', src, ts.ScriptTarget.Latest, true));
 } else {
-  throw new Error('usage: node work.js esprima|marked <reps>');
+  throw new Error('usage: node work.js esprima|marked|typescript <reps>');
 }
 
 function warm() {

@@ -1,0 +1,1 @@
+require('typescript'); console.log('ok')
