@@ -49,15 +49,21 @@ test('launched: probes apply in every worker from its first line', async () => {
   assert.equal(s.value('n', 'main'), 30);
 });
 
-/** Place and remove a probe `rounds` times while worker threads start and end around it; the main thread's count stays exact. */
-async function churnRounds(s: Session, request: (line: string, re: RegExp) => Promise<RegExpMatchArray>, rounds: number): Promise<void> {
+/**
+ * Place and remove a probe `rounds` times while worker threads start and end around it (two more start
+ * while each probe stands); the main thread's count stays exact. The number of workers started in all.
+ */
+async function churnRounds(s: Session, request: (line: string, re: RegExp) => Promise<RegExpMatchArray>, rounds: number): Promise<number> {
+  let started = Number((await request('started 0', /started (\d+)/))[1]);
   for (let k = 0; k < rounds; k++) {
     const p = await s.probe(`/Code/worker-churn.js/f.entry: c${k}++`);
+    started = Number((await request(`started ${started + 2}`, /started (\d+)/))[1]);
     await request('main 50', /main done 50/);
     await s.sample();
     assert.equal(s.value(`c${k}`, 'main'), 50, `round ${k}`);
     await s.removeProbe(p.id);
   }
+  return started;
 }
 
 test('attached: worker threads ending while probes are placed and removed do not end the session', async () => {
@@ -65,9 +71,7 @@ test('attached: worker threads ending while probes are placed and removed do not
   after(() => t.kill());
   await t.waitFor(/ready/);
   const s = await Session.attach(t.pid);
-  await churnRounds(s, (l, re) => t.request(l, re), 15);
-  const started = Number((await t.request('started', /started (\d+)/))[1]);
-  assert.ok(started > 10, `${started} workers started and ended meanwhile`);
+  assert.ok(await churnRounds(s, (l, re) => t.request(l, re), 15) >= 30);
   await s.detach();
   await t.request('stop', /stopped/);
   await t.request('main 5', /main done 5/);
@@ -81,9 +85,7 @@ test('launched: worker threads that start and end all the time are each instrume
   s.child!.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
   const request = lineRequests(s.child!);
   await request('', /ready/);
-  await churnRounds(s, request, 15);
-  const started = Number((await request('started', /started (\d+)/))[1]);
-  assert.ok(started > 10, `${started} workers started and ended meanwhile`);
+  assert.ok(await churnRounds(s, request, 15) >= 30);
   await request('stop', /stopped/);
   s.child!.stdin!.end();
   await s.waitForExit();

@@ -8,6 +8,7 @@ import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { installLoadHooks } from './hooks';
 import { forgetOwnModules } from './own-code';
 import { install, Runtime } from './runtime';
+import { announceExit } from './worker-exit';
 
 const STARTED = Symbol.for('paranode.agent');
 
@@ -54,6 +55,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       writeFinal(rt, state.config.finalPath);
       release(state.relay, code);
     });
+    // after the last values are written: the relay may keep this worker only briefly
+    if (!isMainThread) announceExit(() => state.config.token, () => rt.active);
   }
   if (isMainThread) {
     const connected = new Int32Array(new SharedArrayBuffer(4));

@@ -9,7 +9,8 @@
 // with its inspector session's handles still alive can abort the process).
 import * as inspector from 'inspector';
 import * as net from 'net';
-import { parentPort, threadId, workerData } from 'worker_threads';
+import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
+import { exitChannel, ExitNotice } from './worker-exit';
 
 interface RelayData {
   socketPath: string; token: string; mainThreadId: number; connected: Int32Array; released: Int32Array; over: Int32Array;
@@ -25,6 +26,60 @@ session.connectToMainThread();
 const plans = new Map<string, Map<string, string>>();
 /** worker sessions the tool has through this session (NodeWorker domain) */
 const workers = new Set<string>();
+
+// A message for a worker that is gone aborts the process (see worker-exit.ts): a
+// worker leaving by itself says so first; from then on nothing more is sent to it,
+// and it is let go once every message forwarded to it before has reached it.
+/** worker session -> its thread id, and back */
+const workerOf = new Map<string, string>();
+const sessionOf = new Map<string, string>();
+/** worker session -> messages posted for it that the main thread has not dispatched yet */
+const inFlight = new Map<string, number>();
+/** workerIds that are leaving or have left, -> the cell that lets a leaving one go (null once let go) */
+const leaving = new Map<string, Int32Array | null>();
+const exits = new BroadcastChannel(exitChannel(data.token));
+exits.onmessage = (e: unknown) => {
+  const { workerId, cell } = (e as { data: ExitNotice }).data;
+  leaving.set(workerId, cell);
+  const sessionId = sessionOf.get(workerId);
+  if (!sessionId || !inFlight.get(sessionId)) letGo(workerId);
+};
+// (after onmessage, which refs it) the relay's life is the session's, not this channel's
+exits.unref();
+
+function letGo(workerId: string): void {
+  const cell = leaving.get(workerId);
+  if (!cell) return;
+  leaving.set(workerId, null);
+  Atomics.store(cell, 0, 1);
+  Atomics.notify(cell, 0);
+}
+
+/** No more messages go anywhere: let every leaving worker go, and hear of no more. */
+function closeExits(): void {
+  for (const workerId of leaving.keys()) letGo(workerId);
+  exits.close();
+}
+
+/** Is this worker session's thread leaving (no message may go to it any more)? */
+const isLeaving = (sessionId: string): boolean => leaving.has(workerOf.get(sessionId) ?? '');
+
+/**
+ * A command of the NodeWorker domain about one worker session, counted while in
+ * flight; refused (callback with an error) once its worker is leaving.
+ */
+function postAboutWorker(method: string, params: { sessionId: string }, cb: (err: any, result?: unknown) => void): void {
+  const sessionId = params.sessionId;
+  if (isLeaving(sessionId)) { cb({ message: 'the worker thread is exiting', code: 'ERR_INSPECTOR_CLOSED' }); return; }
+  inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
+  session.post(method, params, (err, result) => {
+    const n = (inFlight.get(sessionId) ?? 1) - 1;
+    if (n > 0) inFlight.set(sessionId, n); else inFlight.delete(sessionId);
+    const workerId = workerOf.get(sessionId);
+    if (n <= 0 && workerId !== undefined && leaving.get(workerId)) letGo(workerId);
+    cb(err, result);
+  });
+}
 let goodbye = false;
 let ended = false;
 
@@ -43,8 +98,17 @@ sock.on('error', () => {
 });
 
 session.on('inspectorNotification', (m: any) => {
-  if (m.method === 'NodeWorker.attachedToWorker') workers.add(m.params.sessionId);
-  else if (m.method === 'NodeWorker.detachedFromWorker') {
+  if (m.method === 'NodeWorker.attachedToWorker') {
+    workers.add(m.params.sessionId);
+    // the thread id, as a leaving worker names itself: NodeWorker's workerId is a numbering of its own
+    const workerId = /\[worker (\d+)\]/.exec(m.params.workerInfo?.title ?? '')?.[1] ?? `?${m.params.sessionId}`;
+    workerOf.set(m.params.sessionId, workerId);
+    sessionOf.set(workerId, m.params.sessionId);
+  } else if (m.method === 'NodeWorker.detachedFromWorker') {
+    const workerId = workerOf.get(m.params.sessionId);
+    if (workerId !== undefined) { letGo(workerId); leaving.delete(workerId); sessionOf.delete(workerId); }
+    workerOf.delete(m.params.sessionId);
+    inFlight.delete(m.params.sessionId);
     workers.delete(m.params.sessionId);
     plans.delete(m.params.sessionId);
     for (const [id, w] of workerCalls) if (w.sessionId === m.params.sessionId) { workerCalls.delete(id); w.resolve(null); }
@@ -86,10 +150,12 @@ function handle(msg: any): void {
     return;
   }
   try {
-    session.post(msg.method, msg.params ?? {}, (err: any, result: unknown) => {
+    const reply = (err: any, result: unknown) => {
       if (err) send({ id: msg.id, error: { message: String(err.message ?? err).replace(/^Inspector error -?\d+: /, ''), code: err.code } });
       else send({ id: msg.id, result: result ?? {} });
-    });
+    };
+    if (typeof msg.method === 'string' && msg.method.startsWith('NodeWorker.') && typeof msg.params?.sessionId === 'string') postAboutWorker(msg.method, msg.params, reply);
+    else session.post(msg.method, msg.params ?? {}, reply);
   } catch (err: any) {
     // let go of at exit (see bootstrap's release)
     send({ id: msg.id, error: { message: String(err?.message ?? err), code: err?.code ?? 'ERR_INSPECTOR_NOT_CONNECTED' } });
@@ -120,7 +186,7 @@ function postWorker(sessionId: string, method: string, params: object): Promise<
   const id = nextWorkerCall++;
   return bounded(new Promise((resolve) => {
     workerCalls.set(id, { sessionId, resolve });
-    session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) }, (err) => {
+    postAboutWorker('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) } as { sessionId: string }, (err) => {
       if (err) { workerCalls.delete(id); resolve(null); }
     });
   }), null).finally(() => workerCalls.delete(id));
@@ -158,11 +224,14 @@ async function watchdog(): Promise<void> {
     done.add(w);
     return undo((m, p) => postWorker(w, m, p), plans.get(w));
   }));
+  // from now on a new worker does not wait for the debugger
+  await postMain('NodeWorker.enable', { waitForDebuggerOnStart: false });
   await Promise.all([undo(postMain, plans.get('')), undoWorkers()]);
-  // workers announced meanwhile (one may be waiting for the debugger at its start)
+  // workers announced meanwhile (one may have been waiting for the debugger at its start)
   while ([...workers].some((w) => !done.has(w))) await undoWorkers();
-  // no more: a worker started from now on does not wait for the debugger
-  await postMain('NodeWorker.disable', {});
+  // each worker's session alone: NodeWorker.disable while a worker starts or waits crashes
+  // the process (SIGSEGV, Node 22-26); a single session's detach does not
+  await Promise.all([...workers].map((w) => postAboutWorker('NodeWorker.detach', { sessionId: w }, () => undefined)));
   if (data.openedPort) {
     await postMain('Runtime.evaluate', {
       expression: `(() => { const i = process.getBuiltinModule('inspector'); if (i.url()) setTimeout(() => i.close(), 0); })()`,
@@ -185,6 +254,7 @@ function end(): void {
   Atomics.store(data.over, 0, 1);
   try { session.disconnect(); } catch { /* gone */ }
   sock.destroy();
+  closeExits();
   parentPort?.on('message', (m) => {
     if (m !== 'pong') return;
     setImmediate(() => {
@@ -210,6 +280,7 @@ parentPort?.on('message', (m) => {
   send({ method: 'Paranode.exit', params: { code: m.exit } });
   try { session.disconnect(); } catch { /* gone */ }
   sock.destroy();
+  closeExits();
   Atomics.store(data.released, 0, 1);
   Atomics.notify(data.released, 0);
 });

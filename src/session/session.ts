@@ -3,6 +3,7 @@
 // histograms per thread and per process, detach.
 import { ChildProcess } from 'child_process';
 import { EventEmitter } from 'events';
+import * as path from 'path';
 import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
 import type { ProbeSpec } from '../agent/runtime';
@@ -80,6 +81,8 @@ export class Session extends EventEmitter {
   private watchingStacks = false;
   private intervalMs = 200;
   private detached = false;
+  /** detach has begun: workers announced from now on are let go, not set up */
+  private detaching = false;
   exited = false;
   /** the target's exit code, once it has exited (null if it did not say: a signal or a crash) */
   exitCode: number | null = null;
@@ -185,6 +188,12 @@ export class Session extends EventEmitter {
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
   private async onWorker(p: { sessionId: string; waitingForDebugger: boolean; workerInfo: { title: string; url: string } }): Promise<void> {
     const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId));
+    if (this.detaching) {
+      // nothing more is set up: let it go (closing detaches its session alone)
+      if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+      wcdp.close();
+      return;
+    }
     // Node's own threads (the ES module loader's) and paranode's relay are not the program's.
     // NodeWorker's workerId is its own numbering; the title says "[worker <threadId>]".
     const fromTitle = /\[worker (\d+)\]/.exec(p.workerInfo.title);
@@ -224,9 +233,29 @@ export class Session extends EventEmitter {
     }
   }
 
-  private startAgent(wcdp: Cdp): Promise<unknown> {
+  /**
+   * Start the agent in a worker. Loading it is the thread's first user module:
+   * done before Node has set up the worker's user modules, Node's own check
+   * (setupUserModules: no user code may have run) fails and the process dies
+   * (ERR_INTERNAL_ASSERTION). A worker held at its first script is past that.
+   * A running one may be anywhere, even inside that setup or half-way through
+   * loading paranode's own preload (inspector requests run on interrupts):
+   * unless a user module has begun loading (it is in the module cache, which
+   * Node fills only after its check) and none of paranode's is half loaded, the
+   * start waits for the thread's event loop: Node sets up user modules, runs the
+   * preloads and the main script in one task, so the next task is after them.
+   */
+  private startAgent(wcdp: Cdp, atFirstScript = false): Promise<unknown> {
     const bootstrap = require.resolve('../agent/bootstrap');
-    return wcdp.evaluate(`${R}?.active ? 0 : process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`);
+    const own = path.dirname(path.dirname(bootstrap)) + path.sep;
+    const start = `() => ${R}?.active ? 0 : M.createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`;
+    const now = atFirstScript ? 'true'
+      : `Object.keys(M._cache).length > 0 && !Object.values(M._cache).some((m) => !m.loaded && String(m.filename).startsWith(${JSON.stringify(own)}))`;
+    return wcdp.evaluate(`((M) => { const start = ${start}; ` +
+      `if (${now}) return start(); ` +
+      `return new Promise((resolve, reject) => setImmediate(() => { try { resolve(start()); } catch (e) { reject(e); } })); ` +
+      // awaited only where the thread runs: a paused one settles no promise
+      `})(process.getBuiltinModule('module'))`, !atFirstScript);
   }
 
   /**
@@ -235,10 +264,11 @@ export class Session extends EventEmitter {
    * there and let it run.
    */
   private async startAgentAtFirstScript(wcdp: Cdp): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
     const started = new Promise<void>((resolve, reject) => {
       wcdp.once('Debugger.paused', async () => {
         try {
-          await this.startAgent(wcdp);
+          await this.startAgent(wcdp, true);
           resolve();
         } catch (e) {
           reject(e);
@@ -247,10 +277,17 @@ export class Session extends EventEmitter {
         }
       });
       wcdp.once('close', () => reject(new TargetGoneError('worker exited')));
-      setTimeout(() => reject(new Error('it did not reach its main script within 10 s')), 10000).unref();
+      timer = setTimeout(() => reject(new Error('it did not reach its main script within 10 s')), 10000);
+      timer.unref();
     });
-    await wcdp.send('Runtime.runIfWaitingForDebugger');
-    await started;
+    // a worker that ends before it is let go rejects this later, when nobody awaits it any more
+    started.catch(() => undefined);
+    try {
+      await wcdp.send('Runtime.runIfWaitingForDebugger');
+      await started;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async settled(): Promise<void> {
@@ -484,10 +521,17 @@ export class Session extends EventEmitter {
     clearInterval(this.foldTimer);
     try {
       await this.sample();
-      await this.cdp.send('NodeWorker.disable').catch(() => undefined);
+      // from now on a new worker does not wait for us, and one announced is let go at once;
+      // those being set up are let go by their setup
+      await this.cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: false }).catch(() => undefined);
+      this.detaching = true;
+      await this.settled();
       for (const t of [...this.threads.values()].reverse()) {
         try { await t.restore(); } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
       }
+      // each worker's session alone (closing its Cdp): NodeWorker.disable while a worker
+      // starts or waits for the debugger crashes the process (SIGSEGV, Node 22-26)
+      for (const t of this.threads.values()) if (t !== this.main) t.cdp.close();
       await this.cdp.agent('goodbye');
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;
