@@ -138,3 +138,28 @@ test('a probe that matches nothing in a launched program is reported, not passed
   const notes: string[] = JSON.parse(fs.readFileSync(json, 'utf8')).notes;
   assert.deepEqual(notes.filter((n) => /matched no function/.test(n)), [`probe "/Code/debugger-statement.js/nosuch.entry: m++" matched no function of the program (modules are named relative to ${FIXTURES}; see \`paranode resources\`)`]);
 });
+
+test('a target killed mid-search: diagnose ends at once and reports its fate; a launched one\'s signal is paranode\'s status', async () => {
+  const demo = path.join(FIXTURES, '..', '..', 'demo', 'cpu-bound.js');
+  // launched: paranode knows the signal
+  const json = path.join(tmp, 'diagnose-killed.json');
+  const c = new Cli(['diagnose', '-q', '--json', json, '--', process.execPath, demo, '120']);
+  const pid = Number((await c.until(/diagnosing process (\d+)/, 'err'))[1]);
+  process.kill(pid, 'SIGKILL');
+  assert.equal((await c.exited).code, 128 + 9, c.err);
+  assert.match(c.out, /paranode: the target killed by SIGKILL; the diagnosis covers what was sampled until then/);
+  const d = JSON.parse(fs.readFileSync(json, 'utf8'));
+  assert.equal(d.targetFate, 'killed by SIGKILL');
+  assert.equal(d.pid, pid);
+  assert.ok(d.searchHistory.length > 0, 'what was tested until then is reported');
+  // attached: no exit handler ran, and paranode is not its parent
+  const t = new Target(demo, ['120']);
+  after(() => t.kill());
+  const json2 = path.join(tmp, 'diagnose-killed-attached.json');
+  const a = new Cli(['diagnose', '-q', '--json', json2, 'attach', String(t.pid)]);
+  await a.until(/diagnosing process \d+/, 'err');
+  t.child.kill('SIGKILL');
+  assert.equal((await a.exited).code, 0, a.err);
+  assert.match(a.out, /paranode: the target ended without running its exit handlers \(killed by a signal, or crashed\)/);
+  assert.equal(JSON.parse(fs.readFileSync(json2, 'utf8')).targetFate, 'ended without running its exit handlers (killed by a signal, or crashed)');
+});
