@@ -35,7 +35,10 @@ const workerOf = new Map<string, string>();
 const sessionOf = new Map<string, string>();
 /** worker session -> messages posted for it that the main thread has not dispatched yet */
 const inFlight = new Map<string, number>();
-/** workerIds that are leaving or have left, -> the cell that lets a leaving one go (null once let go) */
+/**
+ * thread ids of workers leaving or gone -> the cell that lets a leaving one go (null once let go);
+ * kept until the worker's session is detached (its notice may come before its session is announced)
+ */
 const leaving = new Map<string, Int32Array | null>();
 const exits = new BroadcastChannel(exitChannel(data.token));
 exits.onmessage = (e: unknown) => {
@@ -80,6 +83,7 @@ function postAboutWorker(method: string, params: { sessionId: string }, cb: (err
     cb(err, result);
   });
 }
+
 let goodbye = false;
 let ended = false;
 
