@@ -169,3 +169,20 @@ test('another local user cannot hold the attach lock: it is taken in a directory
   }
   assert.equal(fs.existsSync(path.join(os.homedir(), '.cache', 'paranode', 'inspector-9229.lock')), false, 'the lock is let go');
 });
+
+test('an attach that prepares several scripts for one request says how far it is, script by script, and detaches after --duration', async () => {
+  const t = new Target(path.join(FIXTURES, 'metrics-target.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  // a second script of the program's, loaded before the attach
+  await t.request('load', /loaded/);
+  const r = runNode([CLI, 'attach', String(t.pid), '-d', '1', '-p', '/Code/*.js/*.entry: n++']);
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stderr.split('\n').filter((l) => /^paranode: preparing \S+ \(script \d+ of \d+\)$/.test(l));
+  // the main thread's two scripts in turn, LiveEdited or (no LiveEdit: Node 26) registered for breakpoints;
+  // the worker thread has one script, which needs no line
+  assert.deepEqual(lines.map((l) => l.replace(/^paranode: preparing \S+ /, '')), ['(script 1 of 2)', '(script 2 of 2)'], r.stderr);
+  assert.deepEqual(lines.map((l) => /preparing (\S+)/.exec(l)![1]).sort(), ['late-module.js', 'metrics-target.js']);
+  assert.match(r.stderr, /paranode: detached after 1 s/);
+  assert.equal((await t.request('calls 3', /calls (\d+)/))[1], '3', 'the target runs on');
+});

@@ -51,7 +51,7 @@ function addCommon(cmd: Command): Command {
     .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', collect, [])
     .option('--show-snippets', 'print the snippets each enabled metric placed')
     .option('-p, --probe <probe>', "'<function>.<point>: <snippet>', e.g. '/Code/app.js/f.entry: c++' (repeatable)", collect, [])
-    .option('-d, --duration <seconds>', 'detach after this many seconds', positive('--duration'))
+    .option('-d, --duration <seconds>', 'detach after this many seconds, counted from the start of the command (attaching and placing included)', positive('--duration'))
     .option('-i, --interval <ms>', 'sampling interval', positive('--interval'), 200)
     .option('--json <file>', 'write metrics and notes to this file at the end')
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
@@ -92,7 +92,8 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     finish(s, opts, `${sig} again: stopped without waiting${s.child ? ' for the program' : ' for the detach (the target restores itself)'}; what was sampled is written`, mm);
     process.exit(signalStatus(sig));
   });
-  if (opts.duration) setTimeout(() => { void stop(`detached after ${opts.duration} s`); }, opts.duration * 1000).unref();
+  // the whole run is bounded: what attaching and placing took is counted
+  if (opts.duration) setTimeout(() => { void stop(`detached after ${opts.duration} s`); }, Math.max(0, opts.duration * 1000 - process.uptime() * 1000)).unref();
   void faultPoint('sampling');
   await s.waitForExit();
   signals.off();
@@ -153,7 +154,7 @@ async function main(argv: string[]): Promise<void> {
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
-      const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints };
+      const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
       const signals = new EarlySignals();
       if (!opts.enable.length) {
         await session(await Session.launch(command, opts.probe, limits), opts, undefined, signals);
@@ -175,7 +176,7 @@ async function main(argv: string[]): Promise<void> {
       // probes too: a typo must not open the target's inspector or start an agent in it
       const requests = parseProbes(opts.probe);
       const signals = new EarlySignals(true);
-      const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints });
+      const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
       try {
         await faultPoint('placement');
         for (const [k, p] of opts.probe.entries()) {

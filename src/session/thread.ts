@@ -33,6 +33,8 @@ export interface ThreadLimits {
   maxBreakpoints?: number;
   /** give up planning a LiveEdit after this long (60000 ms) */
   planLimitMs?: number;
+  /** told of long work as it goes (each script a request LiveEdits, with its number and the total) */
+  progress?: (message: string) => void;
 }
 
 export class TargetThread {
@@ -54,7 +56,10 @@ export class TargetThread {
    * @param id 0 for the main thread, else the worker's threadId
    * @param notes where to report what could not be done
    */
+  private readonly progress: (message: string) => void;
+
   constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
+    this.progress = limits.progress ?? (() => undefined);
     this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
     this.liveEdits = new ThreadLiveEdits(id, cdp, cwd, {
       maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
@@ -170,9 +175,11 @@ export class TargetThread {
     const re = new RegExp(spec.match);
     let matched = false;
     const applied: AppliedEdit[] = [];
-    for (const { script, functions } of await this.unprepared(resource)) {
-      if (!functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`))) continue;
+    const todo = (await this.unprepared(resource)).filter(({ script, functions }) => functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`)));
+    for (const [k, { script }] of todo.entries()) {
       matched = true;
+      // a whole-program glob can LiveEdit hundreds of scripts, one pause each: say how far it is
+      if (todo.length > 1) this.progress(`preparing ${script.module}${this.id ? ` in thread ${this.id}` : ''} (script ${k + 1} of ${todo.length})`);
       const analysis = this.analyses.get(script.scriptId)!;
       this.analyses.delete(script.scriptId);
       const source = await this.source(script);
