@@ -93,3 +93,18 @@ function elfSection(fd: number, wanted: string): Buffer | null {
     return null;
   }
 }
+
+/**
+ * Is process `pid` still running? A process that has ended but whose parent has
+ * not reaped it yet (a zombie) still answers signal 0: on Linux its state in
+ * /proc/<pid>/stat tells (Z or X: it has ended).
+ */
+export function processAlive(pid: number): boolean {
+  try { process.kill(pid, 0); } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+  if (os.platform() !== 'linux') return true;
+  let stat: string;
+  try { stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return false; }
+  // "<pid> (<comm>) <state> ...": comm may hold spaces and parentheses, the state follows the last ')'
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
+}

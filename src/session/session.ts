@@ -10,6 +10,7 @@ import type { ProbeSpec } from '../agent/runtime';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
+import { processAlive } from '../inspector/pid-check';
 import { WorkerTransport } from '../inspector/worker-transport';
 import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
 import { ParanodeError } from './errors';
@@ -504,12 +505,21 @@ export class Session extends EventEmitter {
     clearInterval(this.foldTimer);
     if (!this.detached) {
       this.exited = true;
-      if (!this.child && this.exitCode === null) { try { process.kill(this.pid, 0); this.agentLost = true; } catch { /* gone indeed */ } }
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
       for (const f of this.server.readFinal(this.pid)) this.record(f.thread, f.sample);
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
       if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
         this.child.once('exit', (c, sig) => { this.exitCode = c; this.exitSignal = sig; finish(); });
+      } else if (!this.child && this.exitCode === null) {
+        // attached, no exit seen: ended (a zombie counts), or only its agent's connection is gone.
+        // A killed process's sockets close a moment before it is a zombie: look again briefly
+        const until = Date.now() + 200;
+        const look = () => {
+          if (!processAlive(this.pid)) finish();
+          else if (Date.now() > until) { this.agentLost = true; finish(); }
+          else setTimeout(look, 10);
+        };
+        look();
       } else finish();
     }
   }
