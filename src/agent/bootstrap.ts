@@ -1,6 +1,7 @@
 // Starts the agent in a target thread: the runtime, the load hook, the relay
 // worker (main thread only) and the last-sample writer. Called by the preload
 // at launch and through Runtime.evaluate on attach; calling it twice is harmless.
+import * as diagnostics from 'diagnostics_channel';
 import * as fs from 'fs';
 import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
@@ -8,7 +9,7 @@ import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { installLoadHooks } from './hooks';
 import { forgetOwnModules } from './own-code';
 import { install, Runtime } from './runtime';
-import { announceExit } from './worker-exit';
+import { announceExit, ExitHandshake, joinSession } from './worker-exit';
 
 const STARTED = Symbol.for('paranode.agent');
 
@@ -23,7 +24,7 @@ interface Relay { worker: Worker; released: Int32Array; over: Int32Array; tool?:
  * What the agent keeps between sessions, on a global: this module is loaded
  * afresh for each (forgetOwnModules takes it out of the module cache).
  */
-interface Started { config: AgentConfig; relay: Relay | null }
+interface Started { config: AgentConfig; relay: Relay | null; exit?: ExitHandshake; liveWorkers?: () => number[] }
 const started = (): Started | undefined => (globalThis as any)[STARTED];
 
 /** The tool whose session holds this process (main thread), if one does. */
@@ -56,8 +57,9 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       release(state.relay, code);
     });
     // after the last values are written: the relay may keep this worker only briefly
-    if (!isMainThread) announceExit(() => state.config.token, () => rt.active);
+    if (!isMainThread) announceExit(() => state.exit);
   }
+  if (!isMainThread) state.exit = joinSession(config.token);
   if (isMainThread) {
     const connected = new Int32Array(new SharedArrayBuffer(4));
     const released = new Int32Array(new SharedArrayBuffer(4));
@@ -73,13 +75,40 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     worker.on('message', (m) => { if (m === 'ping') worker.postMessage('pong'); });
     worker.unref();
     worker.on('error', () => { /* a broken relay must not crash the program */ });
+    const stopWatching = watchWorkers(worker, state);
     // a relay ends with its session (its loop drains): nothing to release at exit then
-    worker.once('exit', () => { if (state.relay?.worker === worker) state.relay = null; });
+    worker.once('exit', () => { stopWatching(); if (state.relay?.worker === worker) state.relay = null; });
     state.relay = { worker, released, over, tool: config.tool };
     if (waitForRelay) Atomics.wait(connected, 0, 0, 10000);
   }
   forgetOwnModules();
   return { pid: process.pid, threadId };
+}
+
+/**
+ * The program's worker threads started during the session (main thread), as
+ * `state.liveWorkers()`: the thread ids of those still running. A worker started
+ * while the tool asked new workers to wait is announced to the relay only once
+ * its thread runs, and it waits for good if the session ends before: the relay
+ * asks for this list at the end and waits for each to be announced (relay.ts).
+ * No listener on the program's Worker objects: an ended worker's threadId is -1.
+ */
+function watchWorkers(relay: Worker, state: Started): () => void {
+  const seen = new Set<WeakRef<Worker>>();
+  const onWorker = (m: unknown) => {
+    const w = (m as { worker?: Worker }).worker;
+    if (w && w !== relay) seen.add(new WeakRef(w));
+  };
+  diagnostics.subscribe('worker_threads', onWorker);
+  state.liveWorkers = () => {
+    const ids: number[] = [];
+    for (const ref of seen) {
+      const id = ref.deref()?.threadId ?? -1;
+      if (id === -1) seen.delete(ref); else ids.push(id);
+    }
+    return ids;
+  };
+  return () => { diagnostics.unsubscribe('worker_threads', onWorker); delete state.liveWorkers; };
 }
 
 /**

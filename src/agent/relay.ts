@@ -10,7 +10,7 @@
 import * as inspector from 'inspector';
 import * as net from 'net';
 import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
-import { exitChannel, ExitNotice } from './worker-exit';
+import { exitChannel, ExitNotice, JoinNotice } from './worker-exit';
 
 interface RelayData {
   socketPath: string; token: string; mainThreadId: number; connected: Int32Array; released: Int32Array; over: Int32Array;
@@ -26,6 +26,10 @@ session.connectToMainThread();
 const plans = new Map<string, Map<string, string>>();
 /** worker sessions the tool has through this session (NodeWorker domain) */
 const workers = new Set<string>();
+/** worker sessions announced waiting for the debugger at their start and not let go yet */
+const waiting = new Set<string>();
+/** the tool has gone (said goodbye and closed, or vanished): the relay lets waiting workers go itself */
+let toolGone = false;
 
 // A message for a worker that is gone aborts the process (see worker-exit.ts): a
 // worker leaving by itself says so first; from then on nothing more is sent to it,
@@ -40,13 +44,34 @@ const inFlight = new Map<string, number>();
  * kept until the worker's session is detached (its notice may come before its session is announced)
  */
 const leaving = new Map<string, Int32Array | null>();
+/** thread id -> the cell of a worker that joined the session (set: the handshake is over for it) */
+const joined = new Map<string, Int32Array>();
+/** thread ids whose session is detached: nothing more reaches them */
+const detachedIds = new Set<string>();
+/** while the relay ends, a leaving worker is held until the main thread has taken the session down */
+let holdLeaving = false;
 const exits = new BroadcastChannel(exitChannel(data.token));
 exits.onmessage = (e: unknown) => {
-  const { workerId, cell } = (e as { data: ExitNotice }).data;
+  const notice = (e as { data: ExitNotice | JoinNotice }).data;
+  if ('over' in notice) {
+    joined.set(notice.workerId, notice.over);
+    if (detachedIds.has(notice.workerId) || ended) finishHandshake(notice.workerId);
+    return;
+  }
+  const { workerId, cell } = notice;
   leaving.set(workerId, cell);
   const sessionId = sessionOf.get(workerId);
-  if (!sessionId || !inFlight.get(sessionId)) letGo(workerId);
+  if (!holdLeaving && (!sessionId || !inFlight.get(sessionId))) letGo(workerId);
 };
+
+/** Nothing more can reach this worker: it may exit without telling. */
+function finishHandshake(workerId: string): void {
+  detachedIds.add(workerId);
+  const over = joined.get(workerId);
+  if (!over) return;
+  joined.delete(workerId);
+  Atomics.store(over, 0, 1);
+}
 // (after onmessage, which refs it) the relay's life is the session's, not this channel's
 exits.unref();
 
@@ -61,6 +86,7 @@ function letGo(workerId: string): void {
 /** No more messages go anywhere: let every leaving worker go, and hear of no more. */
 function closeExits(): void {
   for (const workerId of leaving.keys()) letGo(workerId);
+  for (const workerId of [...joined.keys()]) finishHandshake(workerId);
   exits.close();
 }
 
@@ -73,13 +99,15 @@ const isLeaving = (sessionId: string): boolean => leaving.has(workerOf.get(sessi
  */
 function postAboutWorker(method: string, params: { sessionId: string }, cb: (err: any, result?: unknown) => void): void {
   const sessionId = params.sessionId;
+  if (method === 'NodeWorker.sendMessageToWorker' && String((params as { message?: unknown }).message).includes('"Runtime.runIfWaitingForDebugger"')) waiting.delete(sessionId);
   if (isLeaving(sessionId)) { cb({ message: 'the worker thread is exiting', code: 'ERR_INSPECTOR_CLOSED' }); return; }
   inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
   session.post(method, params, (err, result) => {
     const n = (inFlight.get(sessionId) ?? 1) - 1;
     if (n > 0) inFlight.set(sessionId, n); else inFlight.delete(sessionId);
     const workerId = workerOf.get(sessionId);
-    if (n <= 0 && workerId !== undefined && leaving.get(workerId)) letGo(workerId);
+    if (method === 'NodeWorker.detach' && workerId !== undefined) finishHandshake(workerId);
+    if (n <= 0 && workerId !== undefined && leaving.get(workerId) && !holdLeaving) letGo(workerId);
     cb(err, result);
   });
 }
@@ -108,12 +136,15 @@ session.on('inspectorNotification', (m: any) => {
     const workerId = /\[worker (\d+)\]/.exec(m.params.workerInfo?.title ?? '')?.[1] ?? `?${m.params.sessionId}`;
     workerOf.set(m.params.sessionId, workerId);
     sessionOf.set(workerId, m.params.sessionId);
+    if (m.params.waitingForDebugger) waiting.add(m.params.sessionId);
+    if (toolGone) letRun(m.params.sessionId);
   } else if (m.method === 'NodeWorker.detachedFromWorker') {
     const workerId = workerOf.get(m.params.sessionId);
-    if (workerId !== undefined) { letGo(workerId); leaving.delete(workerId); sessionOf.delete(workerId); }
+    if (workerId !== undefined) { letGo(workerId); leaving.delete(workerId); sessionOf.delete(workerId); finishHandshake(workerId); }
     workerOf.delete(m.params.sessionId);
     inFlight.delete(m.params.sessionId);
     workers.delete(m.params.sessionId);
+    waiting.delete(m.params.sessionId);
     plans.delete(m.params.sessionId);
     for (const [id, w] of workerCalls) if (w.sessionId === m.params.sessionId) { workerCalls.delete(id); w.resolve(null); }
   } else if (m.method === 'NodeWorker.receivedMessageFromWorker' && workerCalls.size) {
@@ -221,6 +252,41 @@ async function undo(post: (method: string, params: object) => Promise<any>, plan
   await post('Runtime.runIfWaitingForDebugger', {});
 }
 
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** Let a worker waiting for the debugger at its start run (nothing else is sent to it). */
+function letRun(sessionId: string): void {
+  if (!waiting.has(sessionId)) return;
+  const message = JSON.stringify({ id: nextWorkerCall++, method: 'Runtime.runIfWaitingForDebugger', params: {} });
+  postAboutWorker('NodeWorker.sendMessageToWorker', { sessionId, message } as { sessionId: string }, () => undefined);
+}
+
+const LIVE_WORKERS = `globalThis[Symbol.for('paranode.agent')]?.liveWorkers?.() ?? []`;
+
+/**
+ * The tool is gone: no worker may be left waiting for it, and each worker's
+ * session is detached alone (NodeWorker.disable while a worker starts or waits
+ * crashes the process, SIGSEGV on Node 22-26; a single session's detach does not).
+ */
+async function settleWorkers(): Promise<void> {
+  toolGone = true;
+  for (const w of [...waiting]) letRun(w);
+  // a worker started while new ones had to wait is announced only once its thread runs:
+  // every one the main thread has started is waited for (and let run when announced)
+  const deadline = Date.now() + STEP_MS;
+  for (;;) {
+    const live: number[] = (await postMain('Runtime.evaluate', { expression: LIVE_WORKERS, returnByValue: true }))?.result?.value ?? [];
+    if (live.every((id) => sessionOf.has(String(id)) || detachedIds.has(String(id))) || Date.now() > deadline) break;
+    await sleep(10);
+  }
+  // A worker without the agent (not set up by the tool, or let run just now) cannot tell
+  // of its exit, and a detach reaching it as it ends aborts the process: it is left to
+  // end by itself (Node then detaches its session) or to join, for a while
+  const joinedOrGone = () => [...workers].every((w) => joined.has(workerOf.get(w) ?? ''));
+  while (!joinedOrGone() && Date.now() < deadline + STEP_MS) await sleep(10);
+  await Promise.all([...workers].map((w) => new Promise((res) => postAboutWorker('NodeWorker.detach', { sessionId: w }, res))));
+}
+
 /** The tool vanished: put every thread back as it was, close the port it opened. */
 async function watchdog(): Promise<void> {
   const done = new Set<string>();
@@ -233,9 +299,7 @@ async function watchdog(): Promise<void> {
   await Promise.all([undo(postMain, plans.get('')), undoWorkers()]);
   // workers announced meanwhile (one may have been waiting for the debugger at its start)
   while ([...workers].some((w) => !done.has(w))) await undoWorkers();
-  // each worker's session alone: NodeWorker.disable while a worker starts or waits crashes
-  // the process (SIGSEGV, Node 22-26); a single session's detach does not
-  await Promise.all([...workers].map((w) => postAboutWorker('NodeWorker.detach', { sessionId: w }, () => undefined)));
+  await settleWorkers();
   if (data.openedPort) {
     await postMain('Runtime.evaluate', {
       expression: `(() => { const i = process.getBuiltinModule('inspector'); if (i.url()) setTimeout(() => i.close(), 0); })()`,
@@ -256,11 +320,13 @@ function end(): void {
   ended = true;
   // the session is over: another tool may start the agent again
   Atomics.store(data.over, 0, 1);
+  // a worker leaving meanwhile waits until the main thread has taken its session down too
+  holdLeaving = true;
   try { session.disconnect(); } catch { /* gone */ }
   sock.destroy();
-  closeExits();
   parentPort?.on('message', (m) => {
     if (m !== 'pong') return;
+    closeExits();
     setImmediate(() => {
       parentPort?.removeAllListeners('message');
       parentPort?.unref();
@@ -271,7 +337,7 @@ function end(): void {
 
 sock.on('close', () => {
   if (ended) return;
-  if (goodbye) { end(); return; }
+  if (goodbye) { settleWorkers().catch(() => undefined).finally(end); return; }
   watchdog().catch(() => undefined).finally(end);
 });
 

@@ -183,7 +183,7 @@ export class Session extends EventEmitter {
   private agentConfig(): AgentConfig {
     // probes limited to some threads stay out of new ones
     const probes = this.specs.filter((p) => !this.probeThreads.has(p.id));
-    return { socketPath: '', token: '', finalPath: this.server.finalDir, prepareOnLoad: true, probes, cwd: this.cwd };
+    return { socketPath: '', token: this.server.token, finalPath: this.server.finalDir, prepareOnLoad: true, probes, cwd: this.cwd };
   }
 
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
