@@ -10,6 +10,7 @@ import { benchAttach } from './attach';
 import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
+import { benchHttp } from './http';
 import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
 import { benchMetrics } from './metrics';
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   startup: benchStartup,
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
+  http: benchHttp,
 };
 
 function usage(): never {
