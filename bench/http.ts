@@ -10,7 +10,7 @@
 // Each repeated three times, interleaved; a crash or a failed request is stated.
 // Beside it the same load on a server started with --cpu-prof: its throughput
 // and V8's top self-time functions, and whether diagnose named them.
-// `npm run bench -- --only http`, or: node dist/bench/http.js [--quick] [--nodes 22,26]
+// `npm run bench -- --only http`, or: node dist/bench/http.js [--quick] [--nodes 22,26] [--modes unprepared] [--reps 3] [--no-profile]
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -112,9 +112,10 @@ async function cpuProfRun(v: string, seconds: number): Promise<{ plain: Load; pr
 
 const loadCell = (l: Load) => `${fmt(l.rps, 0)} req/s, p99 ${fmt(l.p99, 0)} ms, slowest second ${l.slowestSecond}${l.errors || l.non2xx ? `, **${l.errors} errors, ${l.non2xx} non-2xx**` : ''}`;
 
-export async function benchHttp(opts: BenchOptions & { nodes?: string[] }): Promise<Section> {
+export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?: ('unprepared' | 'prepared')[]; reps?: number; noProfile?: boolean }): Promise<Section> {
   const versions = opts.nodes ?? ['22', '24', '26'];
-  const reps = opts.quick ? 1 : 3;
+  const modes = opts.modes ?? ['unprepared', 'prepared'];
+  const reps = opts.reps ?? (opts.quick ? 1 : 3);
   const window = opts.quick ? 6 : 10;
   const diagnoseSeconds = opts.quick ? 15 : 30;
   const rows: string[][] = [];
@@ -124,13 +125,15 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[] }): Prom
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
   try {
     for (const v of versions) {
-      progress(`http: Node ${v}: --cpu-prof beside a plain server`);
-      const cp = await cpuProfRun(v, window);
-      tops.set(v, cp.top);
-      profRows.push([v, loadCell(cp.plain), loadCell(cp.prof), fmt(cp.prof.rps / cp.plain.rps, 3),
-        cp.top.map((t) => `${t.name} ${fmt(t.share * 100, 1)} %`).join('; ') + `; GC ${fmt(cp.gc * 100, 1)} %`]);
+      if (!opts.noProfile) {
+        progress(`http: Node ${v}: --cpu-prof beside a plain server`);
+        const cp = await cpuProfRun(v, window);
+        tops.set(v, cp.top);
+        profRows.push([v, loadCell(cp.plain), loadCell(cp.prof), fmt(cp.prof.rps / cp.plain.rps, 3),
+          cp.top.map((t) => `${t.name} ${fmt(t.share * 100, 1)} %`).join('; ') + `; GC ${fmt(cp.gc * 100, 1)} %`]);
+      }
       for (let rep = 1; rep <= reps; rep++) {
-        for (const mode of ['unprepared', 'prepared'] as const) {
+        for (const mode of modes) {
           progress(`http: Node ${v}: ${mode}, repetition ${rep} of ${reps}`);
           const env = { ...process.env, PARANODE_CACHE_DIR: cache };
           const server = startServer(v, mode === 'prepared' ? ['--import', AGENT] : [], env);
@@ -157,7 +160,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[] }): Prom
   }
   const md = [
     `\`${SERVER.slice(ROOT.length + 1)}\` (Fastify; its article route runs marked, sanitize-html and a Handlebars layout) under autocannon, ${CONNECTIONS} connections on loopback, ` +
-    `GET /article/<1..50>. The server runs on the Node named; the load generator and paranode run on the machine's default Node, on the same 2 cores. ` +
+    `GET /article/<1..50>. The server runs on the Node named; the load generator and paranode run on the Node running the suite (${process.version}), on the same ${os.cpus().length} cores. ` +
     `One server process per row: ${window} s of load plainly ("before"), then \`paranode diagnose -q --max-overhead 5% --duration ${diagnoseSeconds} attach <pid>\` under load ` +
     `(the load runs ${diagnoseSeconds + 4} s: attach, search and detach), then ${window} s again ("after"). "prepared": the server started with \`--import paranode/agent\` (dormant agent); ` +
     `"unprepared": started plainly, attached through the inspector. Ratio = during ÷ before. Observed cost: what diagnose reported (its average over windows).`,
@@ -177,8 +180,11 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[] }): Prom
 
 if (require.main === module) {
   const args = process.argv.slice(2);
-  const nodesAt = args.indexOf('--nodes');
-  benchHttp({ quick: args.includes('--quick'), nodes: nodesAt >= 0 ? args[nodesAt + 1].split(',') : undefined })
+  const value = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
+  benchHttp({
+    quick: args.includes('--quick'), noProfile: args.includes('--no-profile'), nodes: value('--nodes')?.split(','),
+    modes: value('--modes')?.split(',') as ('unprepared' | 'prepared')[] | undefined, reps: value('--reps') ? Number(value('--reps')) : undefined,
+  })
     .then((s) => process.stdout.write(`## ${s.title}\n\n${s.body.join('\n')}\n`))
     .catch((e) => { process.stderr.write(`${e.stack ?? e}\n`); process.exit(1); });
 }

@@ -52,3 +52,27 @@ test('the LiveEdits paranode makes are verified and leave no closure on old code
   assert.ok(!s.notes.some((n) => /old code of/.test(n)), s.notes.join('\n'));
   await s.detach();
 });
+
+test('Maglev is off while LiveEdited code is in place (V8 leaves its code stale: a loaded Node 24 server crashed), and on again after detach', async () => {
+  const t = new Target(path.join(FIXTURES, 'maglev-tag.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  // V8's flags hash: it changes with --maglev on Node 24 and 26 (not on 22, whose hash leaves it out)
+  const tag = async () => (await t.request('tag', /tag (\d+)/))[1];
+  const before = await tag();
+  const s = await Session.attach(t.pid);
+  await s.probe('/Code/maglev-tag.js/f.entry: n++');
+  assert.match((await t.request('call 1000', /called (\d+)/))[0], /called 1000/);
+  await s.sample();
+  assert.equal(s.value('n'), 1000);
+  const during = await tag();
+  if (LIVEEDIT) {
+    assert.ok(s.notes.some((n) => /Maglev .* is off in the target while LiveEdited code is in place/.test(n)), s.notes.join('\n'));
+    if (process.versions.node.split('.')[0] !== '22') assert.notEqual(during, before, 'the flags changed: --no-maglev');
+  } else {
+    assert.equal(during, before, 'no LiveEdit here: the flags are untouched');
+  }
+  await s.detach();
+  assert.equal(await tag(), before, 'after detach the flags are as they were');
+  assert.match((await t.request('call 5', /called (\d+)/))[0], /called 5/);
+});

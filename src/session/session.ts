@@ -15,6 +15,7 @@ import { WorkerTransport } from '../inspector/worker-transport';
 import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
 import { ParanodeError } from './errors';
 import type { Prepared } from './mechanisms/mechanism';
+import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
 import { R } from './target-runtime';
@@ -539,6 +540,8 @@ export class Session extends EventEmitter {
       for (const t of [...this.threads.values()].reverse()) {
         try { await t.restore(); } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
       }
+      // every LiveEdited script has its text back: V8's flags are the process's, so Maglev once for all threads
+      if ([...this.threads.values()].some((t) => t.switchedMaglev)) await this.cdp.evaluate(MAGLEV_ON).catch(() => undefined);
       // each worker's session alone (closing its Cdp): NodeWorker.disable while a worker
       // starts or waits for the debugger crashes the process (SIGSEGV, Node 22-26)
       for (const t of this.threads.values()) if (t !== this.main) t.cdp.close();

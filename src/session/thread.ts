@@ -241,6 +241,9 @@ export class TargetThread {
     return s;
   }
 
+  /** Whether this thread's LiveEdits switched Maglev off (the session turns it on again once every thread is restored). */
+  get switchedMaglev(): boolean { return this.liveEdits.switchedMaglev; }
+
   /** Slots off, load hook out, LiveEdited scripts back to their original text. */
   async restore(): Promise<void> {
     await this.breakpoints.restore();

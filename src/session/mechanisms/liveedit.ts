@@ -13,6 +13,25 @@ import type { ScriptRef, ThreadBreakpoints } from './breakpoints';
 /** A LiveEdit that will not be made (its pause, a function that stays active): fall back. */
 export class LiveEditRefused extends ParanodeError {}
 
+/**
+ * V8 leaves Maglev code stale across a LiveEdit: a Fastify server on Node 24 under load
+ * died (SIGSEGV, in JIT code) in 3 of 3 attaches; with Maglev switched off at run time
+ * alone, or all code deoptimized alone, it still died (Maglev code already there, or
+ * compiled again at once); with both, 0 of 3 (docs/BENCHMARKS.md section 16). So before
+ * a thread's first LiveEdit: Maglev off for the process (unless the program's own flags
+ * keep it off), then all of the thread's code deoptimized (starting V8's precise coverage
+ * does that; it is stopped at once, unless NODE_V8_COVERAGE has coverage running).
+ */
+const MAGLEV_OFF = `(() => {
+  const flags = process.execArgv.join(' ') + ' ' + (process.env.NODE_OPTIONS || '');
+  const coverage = !!process.env.NODE_V8_COVERAGE;
+  if (/--no-maglev|--jitless/.test(flags)) return { switched: false, coverage };
+  process.getBuiltinModule('v8').setFlagsFromString('--no-maglev');
+  return { switched: true, coverage };
+})()`;
+/** Maglev back on (after every LiveEdited script of every thread has its text back). */
+export const MAGLEV_ON = `process.getBuiltinModule('v8').setFlagsFromString('--maglev')`;
+
 /** What LiveEdits may do to a thread (ThreadLimits of the same names, defaults applied). */
 export interface LiveEditLimits { maxPauseMs: number; activeWaitMs: number; planLimitMs: number }
 
@@ -32,6 +51,30 @@ export class ThreadLiveEdits {
   /** Whether a script was LiveEdited (it is prepared). */
   has(scriptId: string): boolean {
     return this.edited.has(scriptId);
+  }
+
+  /** Maglev was switched off (by this thread's first LiveEdit): the session turns it on again at the end */
+  switchedMaglev = false;
+  private jitQuiet: Promise<void> | null = null;
+
+  /** Once, before the first LiveEdit: no Maglev code in this thread, and none compiled (see MAGLEV_OFF). */
+  private quietJit(): Promise<void> {
+    this.jitQuiet ??= (async () => {
+      const r = await this.cdp.evaluate<{ switched: boolean; coverage: boolean }>(MAGLEV_OFF);
+      this.switchedMaglev = r.switched;
+      if (r.coverage) {
+        this.notes.push(`thread ${this.thread}: NODE_V8_COVERAGE is collecting coverage, so code was not deoptimized before LiveEdit (V8 may crash on stale Maglev code)`);
+        return;
+      }
+      await this.cdp.send('Profiler.enable');
+      await this.cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+      await this.cdp.send('Profiler.stopPreciseCoverage');
+      await this.cdp.send('Profiler.disable');
+      if (r.switched && this.thread === 0) {
+        this.notes.push('Maglev (V8\'s mid-tier compiler) is off in the target while LiveEdited code is in place, and its code was deoptimized first: V8 leaves Maglev code stale after a LiveEdit (a loaded Node 24 server crashed); it is switched on again at detach');
+      }
+    })();
+    return this.jitQuiet;
   }
 
   /** Does this thread's V8 still have LiveEdit? (asked once; Node 26's V8 answers that it does not) */
@@ -65,6 +108,7 @@ export class ThreadLiveEdits {
       throw e;
     }
     await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
+    await this.quietJit();
     const deadline = Date.now() + activeWaitMs;
     for (;;) {
       const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code });
