@@ -67,6 +67,10 @@ test('Maglev is off while LiveEdited code is in place (V8 leaves its code stale:
   assert.equal(s.value('n'), 1000);
   const during = await tag();
   if (LIVEEDIT) {
+    // the LiveEdit and the deoptimization before it stopped the thread: charged to the observed cost (tool class, µs)
+    const charged: number = (s as any).main.liveEdits.chargedUs;
+    assert.ok(charged > 0, 'the LiveEdit was charged');
+    assert.ok((s.sampled('_pnx:tool', 'main')?.last ?? 0) >= charged, `${s.sampled('_pnx:tool', 'main')?.last} us counted, ${charged} us charged`);
     assert.ok(s.notes.some((n) => /Maglev .* is off in the target while LiveEdited code is in place/.test(n)), s.notes.join('\n'));
     if (process.versions.node.split('.')[0] !== '22') assert.notEqual(during, before, 'the flags changed: --no-maglev');
   } else {

@@ -333,6 +333,14 @@ export class Runtime {
     this.fallback = [];
   }
 
+  /**
+   * Time the tool stopped this thread from outside (a LiveEdit, the deoptimization
+   * before the first one), as the tool measured it: into the observed cost too.
+   */
+  chargeTool(us: number): void {
+    if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += Math.round(us);
+  }
+
   /** Run work for the tool, counting its microseconds into the observed cost. */
   private servingTool<T>(work: () => T): T {
     const t0 = this.now();

@@ -53,6 +53,27 @@ export class ThreadLiveEdits {
     return this.edited.has(scriptId);
   }
 
+  /**
+   * Milliseconds this thread was stopped by LiveEdits and the deoptimization before them, as
+   * round trips of the commands (a high bound: they include the wait for the thread to take
+   * them); charged to the observed cost (the runtime's tool class).
+   */
+  pausedMs = 0;
+  /** what of it was charged, in microseconds (each command's round trip rounded) */
+  chargedUs = 0;
+
+  /** A command that stops the thread: its round trip is charged to the observed cost. */
+  private async stopping<T>(work: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      const ms = performance.now() - t0, us = Math.round(ms * 1000);
+      this.pausedMs += ms;
+      if (await this.cdp.evaluate(`${R}.chargeTool(${us})`).then(() => true, () => false)) this.chargedUs += us;
+    }
+  }
+
   /** Maglev was switched off (by this thread's first LiveEdit): the session turns it on again at the end */
   switchedMaglev = false;
   private jitQuiet: Promise<void> | null = null;
@@ -67,7 +88,7 @@ export class ThreadLiveEdits {
         return;
       }
       await this.cdp.send('Profiler.enable');
-      await this.cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+      await this.stopping(() => this.cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: false }));
       await this.cdp.send('Profiler.stopPreciseCoverage');
       await this.cdp.send('Profiler.disable');
       if (r.switched && this.thread === 0) {
@@ -111,7 +132,7 @@ export class ThreadLiveEdits {
     await this.quietJit();
     const deadline = Date.now() + activeWaitMs;
     for (;;) {
-      const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code });
+      const r: any = await this.stopping(() => this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code }));
       if (!r.status || r.status === 'Ok') break;
       const blocked = r.status === 'BlockedByActiveFunction' || r.status === 'BlockedByActiveGenerator';
       if (blocked && Date.now() < deadline) {
