@@ -50,7 +50,7 @@ async function load(port: number, seconds: number): Promise<Load> {
   };
 }
 
-interface DiagnoseRun { load: Load; observedAvg: number | null; observedMax: number | null; named: string[]; complete: number | null; exitCode: number | null; out: string }
+interface DiagnoseRun { load: Load; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
 
 /** `paranode diagnose` attached for `seconds`, under load the whole time. */
 async function diagnoseUnderLoad(pid: number, port: number, seconds: number, json: string): Promise<DiagnoseRun> {
@@ -64,7 +64,8 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   let d: any = null;
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
-  return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, complete: d?.completeAfter ?? null, exitCode, out };
+  const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
+  return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out };
 }
 
 interface ProfileTop { name: string; share: number }
@@ -151,7 +152,9 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
             d.observedAvg === null ? `no report (exit ${d.exitCode}): ${d.out.trim().split('\n').pop()}` : `${fmt(d.observedAvg * 100, 2)} % (max ${fmt((d.observedMax ?? 0) * 100, 1)} %)`, fate]);
           const top = tops.get(v)?.[0];
           const topName = top?.name.split(' ')[0] ?? '';
-          namedRows.push([v, mode, String(rep), d.named.slice(0, 4).join('; ') || '(nothing)', topName ? (d.named.some((n) => n.includes(`/${topName}`)) ? `yes (${topName})` : `no (${topName})`) : '–']);
+          const inHottest = topName ? (d.hottest.some((h) => h.split(' ')[0].endsWith(`/${topName}`)) ? 'yes' : 'no') : '–';
+          namedRows.push([v, mode, String(rep), d.named.slice(0, 4).join('; ') || '(nothing)', topName ? (d.named.some((n) => n.includes(`/${topName}`)) ? `yes (${topName})` : `no (${topName})`) : '–',
+            d.hottest.join('; ') || '(no stack samples)', inHottest]);
         }
       }
     }
@@ -169,7 +172,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     '',
     'What diagnose named (its first four bottlenecks), and whether V8\'s top self-time function of the same load (below) is among them:',
     '',
-    table(['Node', 'server', 'rep.', 'diagnose named', 'V8\'s top function named'], namedRows),
+    table(['Node', 'server', 'rep.', 'diagnose named', 'V8\'s top function named', 'diagnose\'s hottest functions (main thread, own code)', 'V8\'s top among them'], namedRows),
     '',
     `V8's sampling profiler (\`--cpu-prof\`) on the same server and load, ${window} s, against a plain server just before (separate processes); self time per function over all non-idle samples:`,
     '',

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { diagnose } from '../src/consultant/diagnose';
-import type { Diagnosis } from '../src/consultant/report';
+import { type Diagnosis, HOTTEST, renderDiagnosis } from '../src/consultant/report';
 import { CLI, ROOT } from './support/helpers';
 
 const DEMO = path.join(ROOT, 'demo');
@@ -46,6 +46,13 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.ok(b.interval[0] < b.interval[1]);
   // its own code (with the built-ins it calls) runs in most stack samples: its calls into node:crypto are tested
   assert.ok(b.self !== undefined && b.self >= 0.1, `own code in ${b.self} of stack samples`);
+  // the hottest functions by their own code, whatever the thresholds, from the same samples: hashRecord first
+  const hot = (d.hottest ?? []).filter((h) => h.thread === 'main');
+  assert.ok(hot.length >= 1 && hot.length <= HOTTEST, JSON.stringify(d.hottest));
+  assert.equal(hot[0].function, 'cpu-bound.js/hashRecord');
+  assert.equal(hot[0].self, b.self);
+  hot.forEach((h, i) => assert.ok(h.self > 0 && h.self <= 1 && (i === 0 || hot[i - 1].self >= h.self) && h.samples === hot[0].samples, JSON.stringify(hot)));
+  assert.match(renderDiagnosis(d), new RegExp(`hottest functions of thread main by their own code \\(${hot[0].samples} stack samples, any share\\): cpu-bound\\.js/hashRecord \\d+%`));
   const sites = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
   assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
   for (const n of sites) {

@@ -8,7 +8,7 @@ import { MetricManager } from '../metrics/manager';
 import { calleeName } from '../analysis/point-select';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
-import { diagnosis, Diagnosis } from './report';
+import { diagnosis, Diagnosis, Hottest, HOTTEST } from './report';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
 export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
@@ -64,11 +64,25 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     if (s.fate) d.targetFate = s.fate;
+    const hottest = hottestFunctions(s);
+    if (hottest.length) d.hottest = hottest;
     return { diagnosis: d, session: s };
   } finally {
     await c.stop().catch(() => undefined);
     await s.detach().catch(() => undefined);
   }
+}
+
+/** Each sampled thread's HOTTEST functions by their own code (Diagnosis.hottest). */
+function hottestFunctions(s: Session): Hottest[] {
+  const out: Hottest[] = [];
+  for (const thread of s.threadIds) {
+    const st = s.stackSamples(thread);
+    if (!st.samples) continue;
+    const top = [...st.leaves].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, HOTTEST);
+    for (const [fn, n] of top) out.push({ thread, function: fn, self: n / st.samples, samples: st.samples });
+  }
+  return out;
 }
 
 /**

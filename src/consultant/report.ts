@@ -52,7 +52,19 @@ export interface Diagnosis {
   durationSeconds: number;
   /** how the target ended, if it did during the session ("killed by SIGSEGV", "exited with code 0", ...) */
   targetFate?: string;
+  /**
+   * Per thread with stack samples, the functions whose own code ran most (the
+   * innermost of the program's frames), whatever the thresholds: a function
+   * too small to hold a hypothesis by itself is still named here.
+   */
+  hottest?: Hottest[];
 }
+
+/** One of a thread's hottest functions by its own code, from the stack samples. */
+export interface Hottest { thread: string; function: string; self: number; samples: number }
+
+/** How many of a thread's hottest functions a diagnosis lists. */
+export const HOTTEST = 5;
 
 /** Runs of true windows; a dip of fewer than PHASE_END false windows does not end a phase. */
 function phasesOf(tests: TestRecord[]): [number, number][] {
@@ -147,6 +159,12 @@ export function renderDiagnosis(d: Diagnosis): string {
     const self = b.self !== undefined ? `; its own code in ${pct(b.self)} of stack samples` : '';
     lines.push(`    ${pct(b.value)} of ${b.shareOf === 'cpu' ? "the thread's CPU time" : "a thread's time"} (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
   });
+  const byThread = new Map<string, Hottest[]>();
+  for (const h of d.hottest ?? []) byThread.set(h.thread, [...(byThread.get(h.thread) ?? []), h]);
+  for (const [thread, hs] of byThread) {
+    lines.push(`hottest functions of thread ${thread} by their own code (${hs[0].samples} stack samples, any share): ` +
+      hs.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
+  }
   return lines.join('\n') + '\n';
 }
 

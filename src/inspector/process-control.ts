@@ -61,12 +61,15 @@ function getJson(url: string, timeoutMs = 1000): Promise<any> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The directory of the attach lock: one only this user can enter (the dormant
- * agents' directory, else ~/.cache/paranode), so no other user can hold the lock.
+ * The directory of the attach lock: one only this user can enter, so no other
+ * user can hold the lock, and the same for every tool of this user whatever its
+ * TMPDIR or XDG_RUNTIME_DIR (~/.cache/paranode; else the dormant agents'
+ * directory): tools whose locks were in different places attached at once, and
+ * one found port 9229 open by the other's target.
  */
 function lockDir(): string {
-  const dirs = [dormantDir(), path.join(os.homedir(), '.cache', 'paranode')];
-  for (const [k, dir] of dirs.entries()) if (ensureOwnDir(dir, k > 0)) return dir;
+  const dirs = [path.join(os.homedir(), '.cache', 'paranode'), dormantDir()];
+  for (const [k, dir] of dirs.entries()) if (ensureOwnDir(dir, k === 0)) return dir;
   throw new AttachError(`no directory for the attach lock that only this user can enter: ${dirs.map((d) => untrustedDir(d)).join('; ')}`);
 }
 
