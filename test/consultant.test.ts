@@ -102,6 +102,8 @@ test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at i
   assert.ok(!d.bottlenecks.some((x) => x.hypothesis === 'cpu_bound'), JSON.stringify(d.bottlenecks));
   for (const caller of ['loadUser', 'loadUsers', 'main']) assert.equal(d.searchHistory.find((n) => n.focus === `/Code/async-wait.js/${caller}`)?.state, 'true');
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+  // the stack samples are the program's: paranode's own parser, preparing modules in this thread, is not in them
+  assert.ok((d.hottest ?? []).every((h) => h.function.startsWith('async-wait.js/')), JSON.stringify(d.hottest));
 });
 
 test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunch', async () => {

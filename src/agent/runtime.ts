@@ -92,6 +92,21 @@ function preThenPost(pre: Handler, post: Handler): Handler {
 
 /** paranode's own files (dist/src): left out of stack samples */
 const OWN_CODE = path.resolve(__dirname, '..');
+/**
+ * The packages paranode itself runs in the target's threads (the parser of its load
+ * hook): left out of stack samples too, or its preparation of a module shows as the
+ * program's own hot code. A program using the very same installed file loses it too.
+ */
+const OWN_DEPS = ['acorn', 'source-map-js'].flatMap((name) => {
+  try {
+    const file = require.resolve(name);
+    const dir = `${path.sep}node_modules${path.sep}${name}${path.sep}`;
+    const at = file.lastIndexOf(dir);
+    return at >= 0 ? [file.slice(0, at + dir.length)] : [];
+  } catch {
+    return [];
+  }
+});
 
 /** counters named so count handler runs per cost class (see costClass) */
 export const COST_SERIES = '_pnx:';
@@ -544,7 +559,7 @@ export class Runtime {
     for (const c of sites) {
       const file = c.getFileName();
       // Node's own code, ours, and code without a file (the tool's evaluations, eval'd helpers)
-      if (!file || c.isEval() || file.startsWith('node:') || file.startsWith(OWN_CODE)) continue;
+      if (!file || c.isEval() || file.startsWith('node:') || file.startsWith(OWN_CODE) || OWN_DEPS.some((d) => file.startsWith(d))) continue;
       // a stack trace names a method by receiver type ("Parser.nextToken" for
       // Parser.prototype.nextToken): the method's own name is what both sides agree on
       const name = (c.getFunctionName() ?? c.getMethodName() ?? '<anonymous>').replace(/^.*\./, '');
