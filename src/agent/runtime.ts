@@ -362,8 +362,7 @@ export class Runtime {
     try {
       return work();
     } finally {
-      const us = Math.round((this.now() - t0) * 1000);
-      if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += us;
+      this.chargeTool(Math.round((this.now() - t0) * 1000));
     }
   }
 

@@ -54,12 +54,10 @@ export class ThreadLiveEdits {
   }
 
   /**
-   * Milliseconds this thread was stopped by LiveEdits and the deoptimization before them, as
-   * round trips of the commands (a high bound: they include the wait for the thread to take
-   * them); charged to the observed cost (the runtime's tool class).
+   * Microseconds this thread was stopped by LiveEdits and the deoptimization before them,
+   * charged to the observed cost (the runtime's tool class): round trips of the commands, a
+   * high bound (they include the wait for the thread to take them).
    */
-  pausedMs = 0;
-  /** what of it was charged, in microseconds (each command's round trip rounded) */
   chargedUs = 0;
 
   /** A command that stops the thread: its round trip is charged to the observed cost. */
@@ -68,8 +66,7 @@ export class ThreadLiveEdits {
     try {
       return await work();
     } finally {
-      const ms = performance.now() - t0, us = Math.round(ms * 1000);
-      this.pausedMs += ms;
+      const us = Math.round((performance.now() - t0) * 1000);
       if (await this.cdp.evaluate(`${R}.chargeTool(${us})`).then(() => true, () => false)) this.chargedUs += us;
     }
   }
