@@ -131,7 +131,26 @@ export async function attachTarget(server: AgentServer, pid: number, config: Omi
   const dormant = await attachDormant(server, pid, { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir }, timeoutMs)
     .catch((e: Error) => { throw new AttachError(e.message); });
   if (dormant) return { agent: dormant, openedPort: false };
-  return withPortLock(async () => {
+  // port 9229 open for another process (its own debugging, or another user's tool): that is
+  // often a moment's use, so wait for it to close, then try again; for good, it is an error
+  const once = () => withPortLock(() => attachOnce(server, pid, config, timeoutMs));
+  try {
+    return await once();
+  } catch (e) {
+    if (!(e instanceof PortTaken)) throw e;
+    for (const deadline = Date.now() + 3000; !(await portClosed());) {
+      if (Date.now() > deadline) throw new AttachError(e.message);
+      await sleep(25);
+    }
+    try { return await once(); } catch (again) { throw again instanceof PortTaken ? new AttachError(again.message) : again; }
+  }
+}
+
+/** The inspector port belongs to another process. */
+class PortTaken extends AttachError {}
+
+async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>, timeoutMs: number): Promise<AttachResult> {
+  {
     let targets = await inspectorTargets();
     let openedPort = false;
     let guard: PortGuard | null = null;
@@ -169,7 +188,7 @@ export async function attachTarget(server: AgentServer, pid: number, config: Omi
         `${openedPort ? `if (!r.busy) ${closePort}; ` : ''}return r; })()`;
       let started = await cdp.evaluate<{ pid: number; busy?: ToolIdentity }>(startAgent);
       if (started.pid !== pid) {
-        throw new AttachError(`port ${INSPECTOR_PORT} belongs to the inspector of process ${started.pid}, not ${pid}; stop that debugging session and retry`);
+        throw new PortTaken(`port ${INSPECTOR_PORT} belongs to the inspector of process ${started.pid}, not ${pid}; stop that debugging session and retry`);
       }
       // a tool that has just detached: its relay ends a moment after
       for (let i = 0; started.busy && i < 20; i++) { await sleep(50); started = await cdp.evaluate(startAgent); }
@@ -189,5 +208,5 @@ export async function attachTarget(server: AgentServer, pid: number, config: Omi
       cdp.close();
       guard?.done();
     }
-  });
+  }
 }
