@@ -13,6 +13,7 @@ import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
+import { CpuSampler, type Window } from './cpu-sampler';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import type { ScriptLayout } from '../instrument/layout';
 
@@ -187,6 +188,11 @@ export class Runtime {
   /** bumped whenever a script is registered or dropped (see scriptsIf) */
   private scriptsVersion = 0;
   private stacks = false;
+  /** V8's sampling profiler for the stack samples (null: interrupt samples, one per sample) */
+  private sampler: CpuSampler | null = null;
+  /** the event loop's idle time as reported, less libuv's own (see threadValues) */
+  private eluIdleFix = 0;
+  private eluLast: { active: number; idle: number } | null = null;
   /** event-loop blocking: ms between samples with no turn of the event loop */
   private blockedMs = 0;
   private lastBusyCheck = 0;
@@ -508,7 +514,11 @@ export class Runtime {
    * collection, event-loop activity): each sample carries them from now on.
    */
   watchThread(stacks = false): void {
-    if (stacks) this.stacks = true;
+    if (stacks && !this.stacks) {
+      this.stacks = true;
+      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name));
+      if (!this.sampler.start()) this.sampler = null;
+    }
     if (this.watching) return;
     this.watching = true;
     this.useCpuClock();
@@ -518,9 +528,24 @@ export class Runtime {
     } catch { /* no GC data */ }
   }
 
-  /** [cpu, wall, gc, event loop active, event loop idle, event loop blocked], in ms since the thread started */
-  private threadValues(): number[] {
-    const elu = perf.eventLoopUtilization();
+  /**
+   * [cpu, wall, gc, event loop active, event loop idle, event loop blocked], in
+   * ms since the thread started. While V8's profiler samples (window `w`), the
+   * event loop's idle time is the share of its samples that found the loop
+   * idle: libuv loses the idle time of every wait a profiler signal
+   * interrupts (epoll_wait returns EINTR and the wait's start is taken anew),
+   * so its own figure reads a waiting loop as busy.
+   */
+  private threadValues(w?: Window): number[] {
+    const raw = perf.eventLoopUtilization();
+    const total = raw.active + raw.idle;
+    if (w && w.samples > 0 && this.eluLast) {
+      const span = total - (this.eluLast.active + this.eluLast.idle);
+      this.eluIdleFix += (w.idle / w.samples) * span - (raw.idle - this.eluLast.idle);
+    }
+    this.eluLast = raw;
+    const idle = Math.max(0, Math.min(total, raw.idle + this.eluIdleFix));
+    const elu = { idle, active: total - idle };
     // entries not yet delivered to the callback (it runs on a later turn of the event loop)
     try { for (const e of this.gcObserver?.takeRecords() ?? []) this.gcMs += e.duration; } catch { /* older Node */ }
     // Samples arrive by inspector interrupt even in the middle of a task: if the
@@ -533,8 +558,8 @@ export class Runtime {
   }
 
   /**
-   * The program's functions on the stack this sample interrupted, as
-   * "<module>/<name>" (a method by its own name, without its class).
+   * Where V8's profiler cannot be had (see CpuSampler): the program's
+   * functions on the stack this sample interrupted, as "<module>/<name>".
    * Samples arrive by inspector interrupt, on top of whatever runs. The
    * frames are read as call sites, not as text: formatting a deep stack
    * (with line and column of each frame) took milliseconds per sample.
@@ -557,14 +582,33 @@ export class Runtime {
     const out = new Set<string>();
     for (const c of sites) {
       const file = c.getFileName();
-      // Node's own code, ours, and code without a file (the tool's evaluations, eval'd helpers)
-      if (!file || c.isEval() || file.startsWith('node:') || file.startsWith(OWN_CODE) || OWN_DEPS.some((d) => file.startsWith(d))) continue;
-      // a stack trace names a method by receiver type ("Parser.nextToken" for
-      // Parser.prototype.nextToken): the method's own name is what both sides agree on
-      const name = (c.getFunctionName() ?? c.getMethodName() ?? '<anonymous>').replace(/^.*\./, '');
-      out.add(`${this.moduleOf(file)}/${name}`);
+      const key = file && !c.isEval() ? this.frameKey(file, c.getFunctionName() ?? c.getMethodName() ?? '') : null;
+      if (key !== null) out.add(key);
     }
     return [...out];
+  }
+
+  /**
+   * A stack frame as "<module>/<name>", or null for Node's own code, ours and
+   * our dependencies'. A method by its own name: a stack trace names
+   * Parser.prototype.nextToken "Parser.nextToken", the profiler by its inferred
+   * name; the method's own name is what both agree on with the analysis.
+   */
+  private frameKey(file: string, functionName: string): string | null {
+    if (file.startsWith('node:')) return null;
+    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
+    if (abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d))) return null;
+    return `${this.moduleOf(file)}/${functionName.replace(/^.*\./, '') || '<anonymous>'}`;
+  }
+
+  private readonly paths = new Map<string, string>();
+  private pathOf(url: string): string {
+    let p = this.paths.get(url);
+    if (p === undefined) {
+      try { p = fileURLToPath(url); } catch { p = url; }
+      this.paths.set(url, p);
+    }
+    return p;
   }
 
   private readonly modules = new Map<string, string>();
@@ -579,7 +623,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stack?: string[]; placed?: [number, number][] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stacks?: [string[], number][]; placed?: [number, number][] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -596,8 +640,10 @@ export class Runtime {
       timers.push([name, total / 1000, running]);
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
-    if (this.watching) out.thread = this.threadValues();
-    if (this.stacks) out.stack = this.stackNow();
+    const w = this.sampler?.take();
+    if (w) out.stacks = w.stacks;
+    if (this.watching) out.thread = this.threadValues(w);
+    if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
@@ -619,6 +665,9 @@ export class Runtime {
     this.gcObserver?.disconnect();
     this.gcObserver = null;
     this.watching = false;
+    this.stacks = false;
+    this.sampler?.stop();
+    this.sampler = null;
     if (this.turn) clearTimeout(this.turn);
     this.turn = null;
     this.instances.reset();

@@ -27,8 +27,8 @@ const MIN_TEST = 0.6;
 export const PHASE_END = 3;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
-/** stack samples a module's share is judged from */
-const MODULE_SAMPLES = 20;
+/** stack samples a module's share is judged from (V8's profiler takes 100 a second) */
+const MODULE_SAMPLES = 100;
 
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
 
@@ -455,8 +455,7 @@ export class PerformanceConsultant extends EventEmitter {
 
   /**
    * For a hypothesis that holds only where its code is on the stack, the
-   * runtime's stack samples (one per sample, taken by inspector interrupt)
-   * decide a module by the share of samples it was on the stack in: timers in
+   * runtime's stack samples (V8's sampling profiler, see CpuSampler) decide a module by the share of samples it was on the stack in: timers in
    * every function of a large module would cost far over any limit, and its
    * functions are measured one by one anyway.
    */
@@ -474,9 +473,8 @@ export class PerformanceConsultant extends EventEmitter {
       this.emit('node', n);
       return 'decided';
     }
-    // A function is not decided by samples: they come by interrupt, which V8 takes
-    // only at function entries and loop back edges, so a small inlined function is
-    // never caught in one. Samples only order the tests (most often caught first).
+    // A function is tested by its own timers: samples only order the tests
+    // (most often caught first).
     return 'test';
   }
 

@@ -47,24 +47,11 @@ export class SampledSeries {
     this.lastT.set(thread, t);
     const threadFocus = `/Thread/${this.pid}/${thread === 0 ? 'main' : thread}`;
     const processFocus = `/Process/${os.hostname()}:${this.pid}`;
-    if (s.stack) {
+    if (s.stacks) {
       const label = thread === 0 ? 'main' : String(thread);
       let st = this.stacks.get(label);
       if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() }));
-      st.samples++;
-      if (s.stack.length) st.leaves.set(s.stack[0], (st.leaves.get(s.stack[0]) ?? 0) + 1);
-      // innermost first: each function was called, directly or not, by every one below it
-      s.stack.forEach((inner, i) => {
-        for (const outer of s.stack!.slice(i + 1)) {
-          let set = st!.above.get(outer);
-          if (!set) st!.above.set(outer, (set = new Set()));
-          set.add(inner);
-        }
-      });
-      // functions, and their modules once per sample ("<module>/" )
-      const keys = new Set(s.stack);
-      for (const f of s.stack) keys.add(f.slice(0, f.lastIndexOf('/') + 1));
-      for (const k of keys) st.hits.set(k, (st.hits.get(k) ?? 0) + 1);
+      for (const [stack, n] of s.stacks) this.recordStack(st, stack, n);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
@@ -89,6 +76,24 @@ export class SampledSeries {
       if (first) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
+  }
+
+  /** `n` samples of one stack, innermost function first. */
+  private recordStack(st: { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }, stack: string[], n: number): void {
+    st.samples += n;
+    if (stack.length) st.leaves.set(stack[0], (st.leaves.get(stack[0]) ?? 0) + n);
+    // each function was called, directly or not, by every one below it
+    stack.forEach((inner, i) => {
+      for (const outer of stack.slice(i + 1)) {
+        let set = st.above.get(outer);
+        if (!set) st.above.set(outer, (set = new Set()));
+        set.add(inner);
+      }
+    });
+    // functions, and their modules once per sample ("<module>/")
+    const keys = new Set(stack);
+    for (const f of stack) keys.add(f.slice(0, f.lastIndexOf('/') + 1));
+    for (const k of keys) st.hits.set(k, (st.hits.get(k) ?? 0) + n);
   }
 
   /** See Session.stackSamples. */
