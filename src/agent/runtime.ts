@@ -623,7 +623,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stacks?: [string[], number][]; placed?: [number, number][] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stacks?: [string[], number][]; idle?: number; placed?: [number, number][] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -641,7 +641,7 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     const w = this.sampler?.take();
-    if (w) out.stacks = w.stacks;
+    if (w) { out.stacks = w.stacks; out.idle = w.idle; }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();

@@ -455,27 +455,38 @@ export class PerformanceConsultant extends EventEmitter {
 
   /**
    * For a hypothesis that holds only where its code is on the stack, the
-   * runtime's stack samples (V8's sampling profiler, see CpuSampler) decide a module by the share of samples it was on the stack in: timers in
-   * every function of a large module would cost far over any limit, and its
-   * functions are measured one by one anyway.
+   * runtime's stack samples decide a module by the share of samples it was on
+   * the stack in: timers in every function of a large module would cost far
+   * over any limit, and its functions are measured one by one anyway.
+   * Where V8's sampling profiler took them (CpuSampler: unbiased, it samples
+   * by signal), they decide a function's CPU-time share too: no code goes
+   * into the program for it, no LiveEdit, no breakpoint on a hot path. Its
+   * call sites (Node's built-ins it calls) are still tested by timers.
    */
   private bySamples(n: SearchNode): 'wait' | 'test' | 'decided' {
-    if (!this.hyp(n).onStack) return 'test';
-    if (this.level(n) === 'module') {
-      const { samples, hits, thread } = this.sampled(n);
-      if (samples < MODULE_SAMPLES) return 'wait';
-      const t = this.now();
-      n.value = hits / samples;
-      n.thread = thread;
-      n.tests.push({ from: 0, to: t, value: n.value, verdict: n.value >= n.threshold });
-      n.state = n.value >= n.threshold ? 'true' : 'false';
-      n.note = `decided from ${samples} stack samples (on the stack in ${hits})`;
-      this.emit('node', n);
-      return 'decided';
-    }
-    // A function is tested by its own timers: samples only order the tests
-    // (most often caught first).
-    return 'test';
+    const h = this.hyp(n);
+    if (!h.onStack) return 'test';
+    const level = this.level(n);
+    const label = threadLabel(n.focus);
+    const st = this.session.stackSamples(label);
+    // interrupt samples miss small functions (taken only at function entries and
+    // loop back edges): they only order the functions' timer tests
+    if (level !== 'module' && !(level === 'function' && h.codeShareOfCpu && st.profiled)) return 'test';
+    if (st.samples < MODULE_SAMPLES) return 'wait';
+    const code = codeOf(n.focus)!;
+    const hits = st.hits.get(level === 'function' ? sampleKey(code) : `${code}/`) ?? 0;
+    // a share of the samples that found the thread busy, as a timer test's share of the CPU time it got
+    const ofCpu = h.codeShareOfCpu && st.profiled && st.samples > st.idle;
+    const base = ofCpu ? st.samples - st.idle : st.samples;
+    const t = this.now();
+    n.value = hits / base;
+    n.thread = `${this.session.pid}/${label}`;
+    if (ofCpu) n.shareOf = 'cpu';
+    n.tests.push({ from: 0, to: t, value: n.value, verdict: n.value >= n.threshold });
+    n.state = n.value >= n.threshold ? 'true' : 'false';
+    n.note = `decided from ${base} stack samples${ofCpu ? ' of the busy thread' : ''} (on the stack in ${hits})`;
+    this.emit('node', n);
+    return 'decided';
   }
 
   /** The program's functions (not Node's own), fetched at most once a second (code keeps loading). */

@@ -17,6 +17,10 @@ export interface MetricValue {
 /** Stack samples of one thread (see Session.stackSamples). */
 export interface StackSamples {
   samples: number;
+  /** of them, those that found the event loop idle */
+  idle: number;
+  /** V8's sampling profiler took them (else inspector interrupts, which miss functions without interrupt checks) */
+  profiled: boolean;
   hits: ReadonlyMap<string, number>;
   leaves: ReadonlyMap<string, number>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
@@ -25,6 +29,9 @@ export interface StackSamples {
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
 const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
+
+interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), above: new Map() });
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -35,7 +42,7 @@ export class SampledSeries {
   /** target time (s) of the first sample: histogram time zero */
   private baseT: number | null = null;
   /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
-  private readonly stacks = new Map<string, { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }>();
+  private readonly stacks = new Map<string, Stacks>();
 
   /** @param opts.buckets histogram buckets (64) */
   constructor(private readonly pid: number, private readonly opts: { buckets?: number }) {}
@@ -50,7 +57,8 @@ export class SampledSeries {
     if (s.stacks) {
       const label = thread === 0 ? 'main' : String(thread);
       let st = this.stacks.get(label);
-      if (!st) this.stacks.set(label, (st = { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() }));
+      if (!st) this.stacks.set(label, (st = emptyStacks()));
+      if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
       for (const [stack, n] of s.stacks) this.recordStack(st, stack, n);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
@@ -79,7 +87,7 @@ export class SampledSeries {
   }
 
   /** `n` samples of one stack, innermost function first. */
-  private recordStack(st: { samples: number; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }, stack: string[], n: number): void {
+  private recordStack(st: Stacks, stack: string[], n: number): void {
     st.samples += n;
     if (stack.length) st.leaves.set(stack[0], (st.leaves.get(stack[0]) ?? 0) + n);
     // each function was called, directly or not, by every one below it
@@ -98,7 +106,7 @@ export class SampledSeries {
 
   /** See Session.stackSamples. */
   stackSamples(thread: string): StackSamples {
-    return this.stacks.get(thread) ?? { samples: 0, hits: new Map(), leaves: new Map(), above: new Map() };
+    return this.stacks.get(thread) ?? emptyStacks();
   }
 
   /** See Session.sampled. */

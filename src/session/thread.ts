@@ -20,7 +20,11 @@ import { R } from './target-runtime';
 const OWN = ownCodeDirs();
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
-export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[]; stacks?: [string[], number][] }
+export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
+  /** stack samples, innermost function first, with how many samples had each */
+  stacks?: [string[], number][];
+  /** present where V8's profiler took the stacks: how many of them found the event loop idle */
+  idle?: number }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
