@@ -52,7 +52,7 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.equal(hot[0].function, 'cpu-bound.js/hashRecord');
   assert.equal(hot[0].self, b.self);
   hot.forEach((h, i) => assert.ok(h.self > 0 && h.self <= 1 && (i === 0 || hot[i - 1].self >= h.self) && h.samples === hot[0].samples, JSON.stringify(hot)));
-  assert.match(renderDiagnosis(d), new RegExp(`hottest functions of thread main by their own code \\(${hot[0].samples} stack samples, any share\\): cpu-bound\\.js/hashRecord \\d+%`));
+  assert.match(renderDiagnosis(d), new RegExp(`hottest functions of thread main by their own code \\(${hot[0].samples} stack samples of the busy thread, any share\\): cpu-bound\\.js/hashRecord \\d+%`));
   const sites = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
   assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
   for (const n of sites) {
@@ -104,6 +104,33 @@ test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at i
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
   // the stack samples are the program's: paranode's own parser, preparing modules in this thread, is not in them
   assert.ok((d.hottest ?? []).every((h) => h.function.startsWith('async-wait.js/')), JSON.stringify(d.hottest));
+});
+
+test('a small hot function that runs in a builtin (no interrupt check in it) is named by V8\'s stack samples; under --cpu-prof they come by interrupt and the program\'s stderr gains nothing', async () => {
+  const FIX = path.join(ROOT, 'test', 'fixtures');
+  // allowed() is V8's top self-time function (93% of --cpu-prof's samples): a bottleneck and the hottest
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'small-hot.js', '120'] }, { cwd: FIX, hypotheses: ['cpu_bound'] });
+  session.child!.kill();
+  const b = first(d, 'cpu_bound');
+  assert.equal(b?.focus, '/Code/small-hot.js/allowed', JSON.stringify(d.bottlenecks));
+  assert.equal(b.shareOf, 'cpu');
+  assert.match(d.searchHistory.find((n) => n.focus === '/Code/small-hot.js/allowed')?.note ?? '', /^decided from \d+ stack samples of the busy thread/);
+  const hot = (d.hottest ?? []).filter((h) => h.thread === 'main');
+  assert.equal(hot[0]?.function, 'small-hot.js/allowed', JSON.stringify(hot));
+  assert.ok(hot[0].by === 'profiler' && hot[0].self > 0.5, JSON.stringify(hot));
+  // with Node's own --cpu-prof on, console-started profiles would reach its session (it prints
+  // "Cannot retrieve id from CPU profile response"): interrupt samples instead, and said so
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cpuprof-'));
+  let stderr = '';
+  const r = await diagnose({ command: [process.execPath, '--cpu-prof', '--cpu-prof-dir', dir, 'small-hot.js', '3'] }, {
+    cwd: FIX, stdio: 'pipe', hypotheses: ['cpu_bound'],
+    onStart: (_c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { stderr += x; }); s.child!.stdout!.resume(); },
+  });
+  await r.session.waitForExit();
+  assert.equal(stderr, '');
+  assert.ok((r.diagnosis.hottest ?? []).every((h) => h.by === 'interrupt'), JSON.stringify(r.diagnosis.hottest));
+  assert.ok(r.session.notes.some((n) => n.startsWith('stack samples by inspector interrupt, not by V8\'s sampling profiler (the program runs with --cpu-prof)')), r.session.notes.join('\n'));
+  assert.equal(fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).length, 1);
 });
 
 test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunch', async () => {

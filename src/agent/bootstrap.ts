@@ -66,8 +66,10 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     const over = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(path.join(__dirname, 'relay.js'), {
       workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, openedPort: config.openedPort === true },
-      // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one
-      env: { ...process.env, [AGENT_ENV]: '' },
+      // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one, and the
+      // program's flags too (--cpu-prof, --heap-prof: a worker writes a profile file of its own)
+      env: { ...process.env, [AGENT_ENV]: '', NODE_OPTIONS: '' },
+      execArgv: [],
       stdout: false,
       stderr: false,
     });

@@ -24,6 +24,12 @@ interface Profile { nodes: ProfileNode[]; samples?: number[] }
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
  * own code, the tool's, code without a script: GC, idle, natives).
  */
+/** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
+export function cpuProfWanted(): boolean {
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return flags.some((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof='));
+}
+
 /** one window of samples (see CpuSampler.take) */
 export interface Window { stacks: [string[], number][]; samples: number; idle: number }
 
@@ -37,9 +43,16 @@ export class CpuSampler {
 
   constructor(private readonly frameKey: FrameKey) {}
 
-  /** Start sampling; false where this thread has no inspector to sample with. */
+  /**
+   * Start sampling; false where this thread has no inspector to sample with, or
+   * where Node's own --cpu-prof profiles it: a console-started profile starts one
+   * in every inspector session that has the Profiler on, and --cpu-prof's session
+   * takes the events for answers and prints "Cannot retrieve id from CPU profile
+   * response" to the program's stderr.
+   */
   start(): boolean {
     if (this.session) return true;
+    if (cpuProfWanted()) return false;
     try {
       const s = new inspector.Session();
       s.connect();

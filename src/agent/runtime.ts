@@ -13,7 +13,7 @@ import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
-import { CpuSampler, type Window } from './cpu-sampler';
+import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import type { ScriptLayout } from '../instrument/layout';
 
@@ -517,7 +517,11 @@ export class Runtime {
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new CpuSampler((url, name) => this.frameKey(url, name));
-      if (!this.sampler.start()) this.sampler = null;
+      if (!this.sampler.start()) {
+        this.sampler = null;
+        this.notes.push(`stack samples by inspector interrupt, not by V8's sampling profiler (${cpuProfWanted() ? 'the program runs with --cpu-prof' : 'no inspector session in this thread'}): ` +
+          'they land only at function entries and loop back edges, so functions are tested by timers');
+      }
     }
     if (this.watching) return;
     this.watching = true;

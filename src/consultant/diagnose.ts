@@ -2,6 +2,7 @@
 // is complete (or a duration, the target's exit, or stop()), and return the
 // ranked diagnosis. The target is detached from (left running) at the end.
 import { Session, SessionOptions } from '../session/session';
+import { busySamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
@@ -60,7 +61,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     const explains = await callGraph(s, c.nodes);
     const selfShare = (n: SearchNode) => {
       const st = s.stackSamples(threadLabel(n.focus));
-      return st.samples ? (st.leaves.get(sampleKey(codeOf(n.focus)!)) ?? 0) / st.samples : undefined;
+      return st.samples ? (st.leaves.get(sampleKey(codeOf(n.focus)!)) ?? 0) / busySamples(st) : undefined;
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     if (s.fate) d.targetFate = s.fate;
@@ -79,8 +80,9 @@ function hottestFunctions(s: Session): Hottest[] {
   for (const thread of s.threadIds) {
     const st = s.stackSamples(thread);
     if (!st.samples) continue;
+    const busy = busySamples(st);
     const top = [...st.leaves].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, HOTTEST);
-    for (const [fn, n] of top) out.push({ thread, function: fn, self: n / st.samples, samples: st.samples });
+    for (const [fn, n] of top) out.push({ thread, function: fn, self: n / busy, samples: busy, by: st.profiled ? 'profiler' : 'interrupt' });
   }
   return out;
 }

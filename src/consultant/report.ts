@@ -61,7 +61,12 @@ export interface Diagnosis {
 }
 
 /** One of a thread's hottest functions by its own code, from the stack samples. */
-export interface Hottest { thread: string; function: string; self: number; samples: number }
+/**
+ * One of a thread's hottest functions: `self` of `samples` stack samples had it
+ * innermost; by V8's profiler those are the busy thread's samples, by inspector
+ * interrupt all samples (interrupts miss functions with no interrupt check)
+ */
+export interface Hottest { thread: string; function: string; self: number; samples: number; by: 'profiler' | 'interrupt' }
 
 /** How many of a thread's hottest functions a diagnosis lists. */
 export const HOTTEST = 5;
@@ -162,7 +167,8 @@ export function renderDiagnosis(d: Diagnosis): string {
   const byThread = new Map<string, Hottest[]>();
   for (const h of d.hottest ?? []) byThread.set(h.thread, [...(byThread.get(h.thread) ?? []), h]);
   for (const [thread, hs] of byThread) {
-    lines.push(`hottest functions of thread ${thread} by their own code (${hs[0].samples} stack samples, any share): ` +
+    const of = hs[0].by === 'profiler' ? `${hs[0].samples} stack samples of the busy thread` : `${hs[0].samples} stack samples by inspector interrupt, which miss small functions`;
+    lines.push(`hottest functions of thread ${thread} by their own code (${of}, any share): ` +
       hs.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
   }
   return lines.join('\n') + '\n';

@@ -11,6 +11,7 @@
 // test is taken out again (the cost-system paper, section 5).
 import { EventEmitter } from 'events';
 import type { Session } from '../session/session';
+import { busySamples, type StackSamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
@@ -27,8 +28,8 @@ const MIN_TEST = 0.6;
 export const PHASE_END = 3;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
-/** stack samples a module's share is judged from (V8's profiler takes 100 a second) */
-const MODULE_SAMPLES = 100;
+/** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
+const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
 
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
 
@@ -432,9 +433,9 @@ export class PerformanceConsultant extends EventEmitter {
     if (!h.onStack || !lib.metric(h.codeMetric!).constraints.some((c) => lib.constraints.get(c.name)?.hierarchy === '/Code/*/*')) return;
     const st = this.session.stackSamples(threadLabel(n.focus));
     // too few samples to judge yet: asked again at the next step
-    if (st.samples < MODULE_SAMPLES) { this.refined.delete(n.id); return; }
+    if (st.samples < samplesNeeded(st)) { this.refined.delete(n.id); return; }
     const code = codeOf(n.focus)!;
-    if ((st.leaves.get(sampleKey(code)) ?? 0) / st.samples < n.threshold / 2) return;
+    if ((st.leaves.get(sampleKey(code)) ?? 0) / busySamples(st) < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
     // Function.prototype.call and apply run a function of the program (tested at its own node)
@@ -472,12 +473,12 @@ export class PerformanceConsultant extends EventEmitter {
     // interrupt samples miss small functions (taken only at function entries and
     // loop back edges): they only order the functions' timer tests
     if (level !== 'module' && !(level === 'function' && h.codeShareOfCpu && st.profiled)) return 'test';
-    if (st.samples < MODULE_SAMPLES) return 'wait';
+    if (st.samples < samplesNeeded(st)) return 'wait';
     const code = codeOf(n.focus)!;
     const hits = st.hits.get(level === 'function' ? sampleKey(code) : `${code}/`) ?? 0;
     // a share of the samples that found the thread busy, as a timer test's share of the CPU time it got
     const ofCpu = h.codeShareOfCpu && st.profiled && st.samples > st.idle;
-    const base = ofCpu ? st.samples - st.idle : st.samples;
+    const base = ofCpu ? busySamples(st) : st.samples;
     const t = this.now();
     n.value = hits / base;
     n.thread = `${this.session.pid}/${label}`;

@@ -30,6 +30,11 @@ export interface StackSamples {
 export const THREAD_SERIES = '_pnt:';
 const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
 
+/** The samples shares are of: by V8's profiler, those that found the thread busy (as V8's own profiles give shares); else all. */
+export function busySamples(st: StackSamples): number {
+  return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
+}
+
 interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }
 const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), above: new Map() });
 
