@@ -479,6 +479,13 @@ export class PerformanceConsultant extends EventEmitter {
     // a share of the samples that found the thread busy, as a timer test's share of the CPU time it got
     const ofCpu = h.codeShareOfCpu && st.profiled && st.samples > st.idle;
     const base = ofCpu ? busySamples(st) : st.samples;
+    // V8 gives the ticks of a function inlined into code optimized before the profiler
+    // started to its caller: where the samples put none of a true module's functions
+    // over the threshold, they cannot say which one holds, and timers do
+    if (level === 'function' && hits / base < n.threshold) {
+      const siblings = this.nodes.filter((x) => x.parent === n.parent && x !== n);
+      if (!siblings.some((x) => (st.hits.get(sampleKey(codeOf(x.focus)!)) ?? 0) / base >= n.threshold)) return 'test';
+    }
     const t = this.now();
     n.value = hits / base;
     n.thread = `${this.session.pid}/${label}`;
