@@ -9,8 +9,8 @@
 // One profiler per thread runs for the whole watch, cut into windows by
 // console-started profiles: the next window starts before the last ends, so
 // the profiler never stops. A stop and a new start re-log every code object
-// of the heap (~30 ms with typescript loaded, measured on 22/24/26); cutting
-// a window costs ~0.4 ms.
+// of the heap (27-126 ms on the loaded server's libraries, Node 22/24/26);
+// cutting a window costs ~0.4 ms.
 import * as inspector from 'inspector';
 
 /** V8's sampling interval: 100 samples a second per thread */
@@ -20,10 +20,6 @@ export const SAMPLE_INTERVAL_US = 10_000;
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
-/**
- * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
- * own code, the tool's, code without a script: GC, idle, natives).
- */
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
 export function cpuProfWanted(): boolean {
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
@@ -33,6 +29,10 @@ export function cpuProfWanted(): boolean {
 /** one window of samples (see CpuSampler.take) */
 export interface Window { stacks: [string[], number][]; samples: number; idle: number }
 
+/**
+ * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
+ * own code, the tool's, code without a script: GC, idle, natives).
+ */
 export type FrameKey = (url: string, functionName: string) => string | null;
 
 export class CpuSampler {
