@@ -73,6 +73,40 @@ test('dormant: attached later, a probe counts exactly by slot; no inspector port
   assert.equal(t.err, '');
 });
 
+test('dormant: a script list longer than one part of the runtime\'s answers (modules loaded before and after attach) names every function once; a probe in the last module counts exactly', async () => {
+  // 12 modules of 300 functions: 3,600, the runtime answers in parts of ~1,000 (Runtime.scriptsSince)
+  const dir = fs.mkdtempSync(path.join(TMP, 'many-'));
+  for (let k = 0; k < 12; k++) {
+    const fns = Array.from({ length: 300 }, (_, i) => `function g${i}(x) { return x + ${i}; }`);
+    fs.writeFileSync(path.join(dir, `m${k}.js`), `${fns.join('\n')}\nmodule.exports = { ${fns.map((_, i) => `g${i}`).join(', ')} };\n`);
+  }
+  const t = new Target(path.join(FIXTURES, 'many-modules.js'), [dir], ['--import', AGENT]);
+  after(() => t.kill());
+  await socketAppears(t.pid, t);
+  t.send('load 0 8');
+  await t.waitFor(/loaded 8\n/);
+  const s = await Session.attach(t.pid);
+  const names = async () => (await s.resources('/Code/**')).filter((r) => /\/m\d+\.js$/.test(r.module)).map((r) => r.path);
+  const before = await names();
+  assert.equal(before.length, 8 * 300);
+  assert.equal(new Set(before).size, before.length, 'no function listed twice');
+  // loaded after attach: the tool's copy is brought up to date with what was added only
+  t.send('load 8 12');
+  await t.waitFor(/loaded 12\n/);
+  const all = await names();
+  assert.equal(all.length, 12 * 300);
+  assert.equal(new Set(all).size, all.length);
+  const last = all.find((p) => p.endsWith('m11.js/g0'))!;
+  assert.ok(last, 'a function of the last module is named');
+  assert.equal((await s.probe(`${last}.entry: n++`)).bySlot, 1);
+  t.send('call 11 250');
+  await t.waitFor(new RegExp(`called ${(250 * 249) / 2}\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 250);
+  await s.detach();
+  assert.equal(t.err, '');
+});
+
 test('dormant: a second tool gets an error naming the first; the first keeps its session', async () => {
   const t = new Target(target, [], ['--import', AGENT]);
   after(() => t.kill());

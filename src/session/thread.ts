@@ -5,7 +5,7 @@
 // the points left.
 import * as path from 'path';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
-import type { FallbackPoint, Mechanism, ProbeSpec } from '../agent/runtime';
+import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp } from '../inspector/cdp';
 import type { AppliedEdit } from '../instrument/liveedit-verify';
@@ -51,7 +51,7 @@ export class TargetThread {
   private readonly liveEdits: ThreadLiveEdits;
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
-  private scriptsCopy: { version: number; scripts: RuntimeScript[] } = { version: -1, scripts: [] };
+  private scriptsCopy: { version: number; scripts: Map<number, RuntimeScript> } = { version: -1, scripts: new Map() };
   private wrapNoted = false;
   /** a worker waiting at its start pauses at its first script once (session.startAgentAtFirstScript) */
   private pausesExpected = false;
@@ -131,11 +131,28 @@ export class TargetThread {
     return out;
   }
 
-  /** The runtime's registered scripts, fetched again only when they changed (one small round trip when not). */
+  /**
+   * The runtime's registered scripts: what changed since the last call is
+   * fetched in parts (one small round trip when nothing did), so the target's
+   * thread never stops for the serialization of the whole list.
+   */
   private async registered(): Promise<RuntimeScript[]> {
-    const fresh = await this.cdp.evaluate<{ version: number; scripts: RuntimeScript[] } | null>(`${R}.scriptsIf(${this.scriptsCopy.version})`);
-    if (fresh) this.scriptsCopy = fresh;
-    return this.scriptsCopy.scripts;
+    const copy = this.scriptsCopy;
+    let after = copy.version;
+    const added: RuntimeScript[] = [];
+    for (;;) {
+      const text = await this.cdp.evaluate<string | null>(`${R}.scriptsSince(${copy.version},${after})`);
+      if (text === null) break;
+      const part = JSON.parse(text) as ScriptsPart;
+      added.push(...(part.added as unknown as RuntimeScript[]));
+      after = part.last;
+      if (part.version === undefined) continue;
+      for (const no of part.dropped) copy.scripts.delete(no);
+      for (const s of added) copy.scripts.set(s.no, s);
+      copy.version = part.version;
+      break;
+    }
+    return [...copy.scripts.values()];
   }
 
   /** Files the runtime has registered (prepared, or reached by breakpoints). */
@@ -233,9 +250,15 @@ export class TargetThread {
     const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
     if (s.notes) this.notes.push(...s.notes.map((n) => (this.id ? `${n} (thread ${this.id})` : n)));
     if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
-      const added = await this.cdp.evaluate<{ module: string; functions: string[] }[]>(`${R}.modulesSince(${this.knownScripts})`);
+      // in parts: a large program's names are megabytes, serialized with the thread stopped
+      const paths: string[] = [];
+      for (let n = this.knownScripts; n < s.scripts;) {
+        const part = JSON.parse(await this.cdp.evaluate<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
+        for (const m of part.modules) paths.push(`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`));
+        if (part.next <= n) break;
+        n = part.next;
+      }
       this.knownScripts = s.scripts;
-      const paths = added.flatMap((m) => [`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`)]);
       if (paths.length) onNew(paths);
     }
     if (s.objects) {
