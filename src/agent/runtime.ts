@@ -533,7 +533,9 @@ export class Runtime {
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new CpuSampler((url, name) => this.frameKey(url, name));
-      if (!this.sampler.start()) {
+      // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
+      // on the loaded server): the observed cost counts it
+      if (!this.servingTool(() => this.sampler!.start())) {
         this.sampler = null;
         this.notes.push(`stack samples by inspector interrupt, not by V8's sampling profiler (${cpuProfWanted() ? 'the program runs with --cpu-prof' : 'no inspector session in this thread'}): ` +
           'they land only at function entries and loop back edges, so functions are tested by timers');
