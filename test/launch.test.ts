@@ -1,11 +1,11 @@
 // Launch a program under paranode: probes apply from its first line.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { CLI, FIXTURES, programOutput } from './support/helpers';
+import { CLI, FIXTURES, lineRequests, programOutput } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 
@@ -122,6 +122,24 @@ test('a launched program sees its own environment: no paranode variable, its NOD
   fs.rmSync(json);
   const total = (n: string) => out.metrics.find((m: any) => m.name === n && m.focus.startsWith('/Process'))?.total;
   assert.deepEqual([total('f'), total('g')], [3, 4]);
+});
+
+test('CLI: once the launched program runs, paranode runs at --nice (default 10) and the program at its own priority', async () => {
+  // "parent" prints the niceness of the program's parent, paranode itself
+  const prog = `const os = require('os'); console.log('own', os.getPriority());
+    require('readline').createInterface({ input: process.stdin }).on('line', () => console.log('parent', os.getPriority(process.ppid)));`;
+  for (const [args, nice] of [[[], 10], [['--nice', '13'], 13], [['--nice', '0'], 0]] as const) {
+    const cli = spawn(process.execPath, [CLI, 'run', '-q', ...args, '--', process.execPath, '-e', prog], { cwd: FIXTURES, stdio: ['pipe', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((r) => cli.once('exit', r));
+    const request = lineRequests(cli);
+    assert.equal((await request('', /own (-?\d+)/))[1], '0', 'the program keeps its priority');
+    // the tool lowers its own right after the launch: ask until it has
+    let seen = '';
+    for (let i = 0; i < 100 && seen !== String(nice); i++) seen = (await request('parent', /parent (-?\d+)/))[1];
+    assert.equal(seen, String(nice));
+    cli.stdin!.end();
+    assert.equal(await exited, 0);
+  }
 });
 
 test('a probe longer than the environment can hold launches (the configuration goes through a private file, not spawn E2BIG)', async () => {

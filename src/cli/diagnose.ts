@@ -8,11 +8,12 @@ import { diagnosis, Diagnosis, renderDiagnosis, renderHistory } from '../consult
 import type { PerformanceConsultant } from '../consultant/search';
 import { MdlLibrary } from '../mdl/library';
 import type { Session } from '../session/session';
+import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { onStopSignals, signalStatus } from './signals';
 
 export interface DiagnoseCliOpts {
   maxOverhead: number; maxTests?: number; duration?: number; testTime: number; threshold: Record<string, number>;
-  hypotheses?: string[]; json?: string; history?: boolean; quiet?: boolean; interval: number; stop?: boolean; mdl: string[];
+  hypotheses?: string[]; json?: string; history?: boolean; quiet?: boolean; interval: number; stop?: boolean; mdl: string[]; nice: number;
 }
 
 /** "5%", "0.05" or "none" */
@@ -56,6 +57,7 @@ export function addDiagnoseOptions(cmd: Command): Command {
     .option('-i, --interval <ms>', 'sampling interval', pos('--interval'), 200)
     .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', (v: string, p: string[]) => [...p, v], [])
     .option('--stop', 'stop a launched program when the diagnosis is done (default: it runs on, detached)')
+    .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('-q, --quiet', 'no live view');
 }
 
@@ -117,6 +119,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
       progress: (m) => process.stderr.write(`paranode: ${m}\n`),
       onStart: (c, s) => {
         running = { c, s };
+        yieldCpu(opts.nice);
         process.stderr.write(`paranode: diagnosing process ${s.pid}; instrumentation limit ${Number.isFinite(c.limit) ? (100 * c.limit).toFixed(1) + '%' : 'none'} (Ctrl-C ends the search)\n`);
         if (!opts.quiet) liveView(c);
       },

@@ -11,11 +11,12 @@ import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './diagnose';
 import { renderInstances, renderTable } from './live-view';
+import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
 
 interface CommonOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
-  duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean;
+  duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
 }
 
 /** `<metric>[@<focus>]` */
@@ -56,6 +57,7 @@ function addCommon(cmd: Command): Command {
     .option('--json <file>', 'write metrics and notes to this file at the end')
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
     .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
+    .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('-q, --quiet', 'no live view');
 }
 
@@ -69,6 +71,8 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     lines = text.split('\n').length - 1;
   };
   s.on('sample', draw);
+  // the target runs (a launched one has not inherited it): the tool yields it the CPU
+  yieldCpu(opts.nice);
   s.startSampling(opts.interval);
   let stopping = false;
   const stop = async (why: string) => {
@@ -176,6 +180,8 @@ async function main(argv: string[]): Promise<void> {
       // probes too: a typo must not open the target's inspector or start an agent in it
       const requests = parseProbes(opts.probe);
       const signals = new EarlySignals(true);
+      // not the target's parent: the tool yields the CPU before its work on the target starts
+      yieldCpu(opts.nice);
       const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
       try {
         await faultPoint('placement');
@@ -272,7 +278,7 @@ async function metricsDemo(dir: string): Promise<void> {
   const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
   process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} 5 with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
   const { session: s, manager } = await MetricManager.launch([process.execPath, demo, '5'], enables.map(parseEnable), { probes, cwd: dir });
-  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200 };
+  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200, nice: DEFAULT_NICE };
   reportEnabled(manager, opts);
   await session(s, opts, manager);
 }
