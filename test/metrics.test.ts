@@ -112,6 +112,24 @@ test('wall of a recursive function is the outermost calls\' time; await_wait rea
   assert.ok(own.value().total > 0 && own.value().total < c, `cpu ${own.value().total} s`);
 });
 
+test('cpu of the whole program, asked for at launch, counts from the first line: a program that ends before the first sample has it too', async () => {
+  // burns its CPU in one native call from its first line (no interrupt reaches JavaScript
+  // before it returns), prints the main thread's CPU, and ends; no sample comes before its
+  // end (200 s interval): only the one it writes as it exits
+  const prog = "require('crypto').pbkdf2Sync('x', 'y', 2e6, 32, 'sha256'); const u = process.threadCpuUsage(); console.log('thread', (u.user + u.system) / 1e6)";
+  const { session: s, manager } = await MetricManager.launch([process.execPath, '-e', prog], [{ metric: 'cpu' }], { stdio: 'pipe' });
+  after(() => s.detach());
+  const printed = lineRequests(s.child!)('', /thread ([\d.]+)/);
+  s.startSampling(200_000);
+  await s.waitForExit();
+  const own = Number((await printed)[1]);
+  const cpu = manager.values().find((v) => v.name === 'cpu' && v.focus === '')!;
+  assert.ok(cpu, 'a whole-program cpu instance');
+  // the main thread's CPU from its start (Node's own start-up included) to its last line, and its exit after
+  assert.ok(own > 0.1, `the program burnt ${own} s`);
+  assert.ok(cpu.total >= own && cpu.total <= own + 0.5, `cpu ${cpu.total} s, the thread's own clock ${own} s at its last line`);
+});
+
 test('msgs and msg_bytes between the main thread and a worker equal what was sent', async () => {
   const { t, s, mm } = await start();
   const msgs = await mm.enable('msgs');

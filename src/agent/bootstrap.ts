@@ -47,6 +47,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   if (config.cwd) rt.cwd = config.cwd;
   if (config.prepareOnLoad) installLoadHooks(rt);
   for (const p of config.probes ?? []) rt.addProbe(p);
+  if (config.watch) rt.watchThread(false, true);
   const previous = started();
   const state: Started = previous ?? { config, relay: null };
   state.config = config;

@@ -12,6 +12,8 @@ export interface AgentConfig {
   prepareOnLoad: boolean;
   /** probes to place before the program's first line runs (launch) */
   probes?: ProbeSpec[];
+  /** launch: measure each thread's own values (CPU, wall, GC, event loop) from its start */
+  watch?: boolean;
   /** working directory used to name modules */
   cwd?: string;
   /** launch: the NODE_OPTIONS the program was meant to have (null: none), put back once the agent has started */

@@ -196,6 +196,8 @@ export class Runtime {
   active = true;
   /** thread values (whole-thread metrics) are in each sample once asked for */
   private watching = false;
+  /** ... since before the thread's first line (see watchThread) */
+  private watchedFromStart = false;
   private gcMs = 0;
   /** each sample also lists the program's functions on the stack it interrupted */
   /** bumped whenever a script is registered or dropped (see scriptsSince) */
@@ -529,7 +531,12 @@ export class Runtime {
    * Start measuring the thread's own values (CPU and wall time, garbage
    * collection, event-loop activity): each sample carries them from now on.
    */
-  watchThread(stacks = false): void {
+  /**
+   * @param fromStart called before the thread's first line (launch): its values count from
+   * the thread's start, so a program that ends before the tool's first sample still has them
+   */
+  watchThread(stacks = false, fromStart = false): void {
+    if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new CpuSampler((url, name) => this.frameKey(url, name));
@@ -645,7 +652,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts: number; objects?: string[]; stacks?: [string[], number][]; idle?: number; placed?: [number, number][] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number][]; idle?: number; placed?: [number, number][] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -665,6 +672,7 @@ export class Runtime {
     const w = this.sampler?.take();
     if (w) { out.stacks = w.stacks; out.idle = w.idle; }
     if (this.watching) out.thread = this.threadValues(w);
+    if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;

@@ -147,7 +147,8 @@ export class MetricManager extends EventEmitter {
       if (!obj) mm.instances.set(inst.key, inst);
       early.push({ inst, plan, probes: plan.placements.map(toReq), flags: plan.flags.map((f) => f.key), parts, obj });
     }
-    const session = await Session.launch(command, reqs, opts);
+    // whole-thread values from each thread's first line: a program may end before the first sample
+    const session = await Session.launch(command, reqs, { ...opts, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread') });
     mm.sessions.push(session);
     const flags = mm.flagsFor(session);
     const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
@@ -157,7 +158,7 @@ export class MetricManager extends EventEmitter {
       for (const k of e.flags) flags.get(k)!.users++;
       e.inst.perSession.push({ session, plan: e.plan, probes: e.probes.map((id) => standing(id, `metric ${e.inst.metric.name}`)), flags: e.flags, base: new Map() });
       if (e.plan.kind === 'thread' && e.plan.threadValue === 'cost') e.inst.calibration = await mm.costCalibration();
-      if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0]);
+      if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0], true);
       if (e.obj) {
         const hk = mm.holderKey(e.inst.metric, e.parts, e.obj);
         const have = mm.holders.get(hk);
@@ -374,11 +375,13 @@ export class MetricManager extends EventEmitter {
   }
 
   /** Thread values count from now: start them and note where each series stands. */
-  private async startThreadValues(ps: PerSession): Promise<void> {
+  /** @param fromStart asked for at launch: the values count from each thread's start (Session watchThreads option), from 0 */
+  private async startThreadValues(ps: PerSession, fromStart = false): Promise<void> {
     const s = ps.session;
     await s.watchThreads();
-    await s.sample();
     const v = ps.plan.threadValue!;
+    if (fromStart && v !== 'cost') return;
+    await s.sample();
     // the observed cost counts handler runs per cost class: from now on
     const names = v === 'cost' ? s.sampledNames(COST_SERIES) : (v === 'elu' ? ['elu_active', 'elu_idle'] : [v]).map((n) => `${THREAD_SERIES}${n}`);
     for (const name of names) {

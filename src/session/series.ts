@@ -80,13 +80,14 @@ export class SampledSeries {
     };
     for (const [name, value] of s.counters) feed(name, 'count', value);
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
-    // thread values count from the first sample that has them, not from the thread's start
+    // thread values count from the first sample that has them, not from the thread's start,
+    // unless they were watched since before its first line (a launch that asked for them)
     s.thread?.forEach((v, i) => {
       const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
       const key = `${threadFocus}\0${name}`;
       const first = !this.series.has(key);
       const own = this.seriesFor(threadFocus, name, 'seconds');
-      if (first) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
+      if (first && !s.fromStart) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
   }

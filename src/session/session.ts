@@ -29,6 +29,8 @@ export interface SessionOptions extends ThreadLimits {
   stdio?: 'inherit' | 'pipe';
   /** for launch: the program's working directory (module names are relative to it) */
   cwd?: string;
+  /** for launch: measure every thread's own values (CPU, wall, GC, event loop) from its first line, so a program that ends at once has them too */
+  watchThreads?: boolean;
 }
 
 export interface Resource {
@@ -140,8 +142,9 @@ export class Session extends EventEmitter {
       throw e;
     }
     try {
-      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs }, opts.stdio ?? 'inherit', opts.cwd);
+      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs, watch: opts.watchThreads }, opts.stdio ?? 'inherit', opts.cwd);
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
+      if (opts.watchThreads) s.watching = true;
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.specs.push(...specs);
       reqs.forEach((r, i) => { s.probeResources.set(i + 1, r.resource); s.probeTexts.set(i + 1, r.text); });

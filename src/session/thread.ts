@@ -21,6 +21,8 @@ const OWN = ownCodeDirs();
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string }
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
+  /** the thread values count from the thread's start (watched since before its first line) */
+  fromStart?: boolean;
   /** stack samples, innermost function first, with how many samples had each */
   stacks?: [string[], number][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
