@@ -530,8 +530,6 @@ export class Runtime {
   /**
    * Start measuring the thread's own values (CPU and wall time, garbage
    * collection, event-loop activity): each sample carries them from now on.
-   */
-  /**
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
    */

@@ -374,8 +374,10 @@ export class MetricManager extends EventEmitter {
     return out;
   }
 
-  /** Thread values count from now: start them and note where each series stands. */
-  /** @param fromStart asked for at launch: the values count from each thread's start (Session watchThreads option), from 0 */
+  /**
+   * Thread values count from now: start them and note where each series stands.
+   * @param fromStart asked for at launch: they count from each thread's start (the session's watchThreads option), from 0
+   */
   private async startThreadValues(ps: PerSession, fromStart = false): Promise<void> {
     const s = ps.session;
     await s.watchThreads();
