@@ -180,9 +180,10 @@ async function main(argv: string[]): Promise<void> {
       // probes too: a typo must not open the target's inspector or start an agent in it
       const requests = parseProbes(opts.probe);
       const signals = new EarlySignals(true);
-      // not the target's parent: the tool yields the CPU before its work on the target starts
-      yieldCpu(opts.nice);
       const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
+      // attached, the inspector port closed again (at normal priority: the port stays open no
+      // longer than it must): the tool yields the CPU before it prepares the probes' scripts
+      yieldCpu(opts.nice);
       try {
         await faultPoint('placement');
         for (const [k, p] of opts.probe.entries()) {
