@@ -67,7 +67,7 @@ interface ScriptRecord {
 
 /** One part of scriptsSince's answer; `version` only on the last part. */
 export interface ScriptsPart {
-  added: { no: number; module: string; filename: string; how: string; functions: ScriptAnalysis['functions']; at: number }[];
+  added: { no: number; module: string; filename: string; how: Mechanism; functions: ScriptAnalysis['functions'] }[];
   dropped: number[];
   /** where the next part starts */
   last: number;
@@ -752,9 +752,9 @@ export class Runtime {
     for (const r of fresh) {
       if (added.length && fns + r.analysis.functions.length > SCRIPTS_PART) break;
       fns += r.analysis.functions.length;
-      added.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions: r.analysis.functions, at: r.at });
+      added.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, functions: r.analysis.functions });
     }
-    if (added.length < fresh.length) return { added, dropped: [], last: added[added.length - 1].at };
+    if (added.length < fresh.length) return { added, dropped: [], last: fresh[added.length - 1].at };
     const dropped = [...this.droppedAt].filter(([, at]) => at > version).map(([no]) => no);
     return { added, dropped, last: this.scriptsVersion, version: this.scriptsVersion };
   }

@@ -150,7 +150,7 @@ export class TargetThread {
       const text = await this.cdp.evaluate<string | null>(`${R}.scriptsSince(${copy.version},${after})`);
       if (text === null) break;
       const part = JSON.parse(text) as ScriptsPart;
-      added.push(...(part.added as unknown as RuntimeScript[]));
+      added.push(...part.added);
       after = part.last;
       if (part.version === undefined) continue;
       for (const no of part.dropped) copy.scripts.delete(no);
