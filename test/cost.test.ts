@@ -7,9 +7,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
-import { STATIC_ENTRY, STATIC_TRIPS } from '../src/cost/predict';
+import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
-import { FIXTURES, lineRequests } from './support/helpers';
+import { Session } from '../src/session/session';
+import { FIXTURES, LIVEEDIT, lineRequests, Target } from './support/helpers';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-config-'));
 process.env.PARANODE_CONFIG_DIR = dir;
@@ -28,6 +29,8 @@ test('calibration: measured once, kept per machine and Node version, every cost 
   }
   // a breakpoint stops the thread for the debugger: far dearer than anything done in the thread
   assert.ok(c.mechanism.breakpoint[0] > 100 * c.mechanism.slot[1], JSON.stringify(c.mechanism));
+  // a function holding a breakpoint is never optimized: its own code runs several times slower
+  assert.ok(c.pinned[0] >= 1 && c.pinned[1] >= c.pinned[0] && c.pinned[1] > 2, `pinned ${c.pinned}`);
   // a CPU timer reads the thread's CPU clock (a system call) at start and stop
   assert.ok(c.primitive.cpuPair[0] > c.primitive.n[0]);
   const [lo, hi] = classCost(c, 'slot:n2c1p1');
@@ -82,7 +85,7 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
   after(() => s.child!.kill());
   await lineRequests(s.child!)('', /ready/);
   const counter = classCost(c, 'slot:n1')[1] / 1e9;
-  const at = (focus: string, known?: (r: { function: string }) => number | undefined) => mm.predict('procedure_calls', `/Code/loops.js/${focus}`, 1, known);
+  const at = (focus: string, known?: (r: { function: string }) => number | undefined) => mm.predict('procedure_calls', `/Code/loops.js/${focus}`, { known });
   // equal but for rounding (the prediction multiplies in another order)
   const close = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-9 * b, `${a} against ${b}`);
   // one counter at the entry: the static entry rate
@@ -96,4 +99,38 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
   close((await at('deeper/g()')).cost, STATIC_ENTRY * STATIC_TRIPS ** 2 * counter);
   // what the running program showed: the function's counted entries per second
   close((await at('looped/g()', (r) => (r.function === 'looped' ? 3 : undefined))).cost, 3 * STATIC_TRIPS * counter);
+});
+
+test('predicted cost of a function reached by breakpoints: its pinning in the interpreter, its own share of the thread times (the calibrated factor - 1), once per function; a 1% share where no samples say', async () => {
+  const c = await calibration();
+  // fallback.js stays active, so a LiveEdit of it is always blocked: its functions are reached by breakpoints
+  const t = new Target(path.join(FIXTURES, 'fallback.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid, { activeWaitMs: 300 });
+  after(() => s.detach());
+  const mm = new MetricManager([s]);
+  // where this V8 has no LiveEdit (Node 26), that is known before anything is placed
+  assert.equal((await s.resources('/Code/fallback.js/f'))[0].prepared, LIVEEDIT ? 'no' : 'breakpoint');
+  // once a probe has gone in, the script is registered as reached by breakpoints on every version
+  assert.equal((await s.probe('/Code/fallback.js/f.entry: n++')).byBreakpoint, 1);
+  assert.equal((await s.resources('/Code/fallback.js/f'))[0].prepared, 'breakpoint');
+  const factor = c.pinned[1] - 1;
+  const close = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-9 * b, `${a} against ${b}`);
+  const counter = STATIC_ENTRY * classCost(c, 'breakpoint:n1')[1] / 1e9;
+  const known = await mm.predict('procedure_calls', '/Code/fallback.js/Box.get', { selfShare: (r) => (r.function === 'Box.get' ? 0.02 : undefined) });
+  assert.deepEqual(known.pinning.map((p) => [p.path, p.share, p.known]), [['/Code/fallback.js/Box.get', 0.02, true]]);
+  close(known.pinned, 0.02 * factor);
+  close(known.cost, known.pinned + counter);
+  // not known from samples
+  const guessed = await mm.predict('procedure_calls', '/Code/fallback.js/Box.get');
+  close(guessed.pinned, STATIC_SELF * factor);
+  assert.equal(guessed.pinning[0].known, false);
+  // a wall timer at entry and exit pins the function once, not once per point
+  const timer = await mm.predict('wall', '/Code/fallback.js/Box.get', { selfShare: () => 0.001 });
+  assert.equal(timer.pinning.length, 1);
+  close(timer.pinned, 0.001 * factor);
+  // a built-in reached by wrapping its export is not pinned
+  const wrapped = await mm.predict('procedure_calls', '/Code/node:fs/existsSync');
+  assert.deepEqual([wrapped.pinned, wrapped.pinning], [0, []]);
 });

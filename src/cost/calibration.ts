@@ -25,9 +25,16 @@ export interface Calibration {
   mechanism: ReachRates;
   /** counter ++, other counter update, predicate, wall and CPU timer start+stop, instance lookup ($file of a path) */
   primitive: { n: Pair; a: Pair; i: Pair; wallPair: Pair; cpuPair: Pair; v: Pair };
+  /**
+   * How many times slower a function's own code runs while it holds a
+   * breakpoint (V8 never optimizes it then, even where the breakpoint is not
+   * reached), [least, most] over the shapes of calibrate/pin.js.
+   */
+  pinned: Pair;
 }
 
 export const CALIBRATION_TARGET = path.join(__dirname, '..', '..', '..', 'calibrate', 'target.js');
+const PIN_TARGET = path.join(path.dirname(CALIBRATION_TARGET), 'pin.js');
 
 export function configDir(): string {
   return process.env.PARANODE_CONFIG_DIR ?? path.join(process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'paranode');
@@ -40,7 +47,9 @@ const file = () => path.join(configDir(), 'calibration.json');
 export function loadCalibration(): Calibration | null {
   try {
     const all = JSON.parse(fs.readFileSync(file(), 'utf8')) as Record<string, Calibration>;
-    return all[machineKey()] ?? null;
+    const c = all[machineKey()];
+    // one kept by an older paranode lacks what was added since: measured again
+    return c && Array.isArray(c.pinned) ? c : null;
   } catch {
     return null;
   }
@@ -167,6 +176,8 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
   } finally {
     child.kill();
   }
+  progress?.('  a function pinned in the interpreter by a breakpoint');
+  const pinned = await measurePinning();
   const pair = (pick: (h: Host) => number): Pair => [Math.max(0, pick(hosts.f)), Math.max(0, pick(hosts.g))];
   const n = pair((h) => h.B - h.A);
   const mech = pair((h) => h.A - (h.B - h.A));
@@ -181,7 +192,24 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
       cpuPair: pair((h) => h.C - (h.A - (h.B - h.A))),
       v: pair((h) => h.V - h.A),
     },
+    pinned,
   };
+}
+
+/** Interpreter pinning, [least, most] slowdown factor: calibrate/pin.js in a plain process of this Node. */
+async function measurePinning(): Promise<Pair> {
+  const child = spawn(process.execPath, [PIN_TARGET], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  let factors: number[] = [];
+  try { factors = Object.values(JSON.parse(out) as Record<string, number>); } catch { /* reported below */ }
+  if (code !== 0 || !factors.length || !factors.every((f) => Number.isFinite(f) && f > 0)) {
+    throw new Error(`calibration: ${PIN_TARGET} failed (exit ${code}): ${(err || out).trim().slice(0, 400)}`);
+  }
+  // pinning never makes code faster: a factor under 1 is noise
+  return [Math.max(1, Math.min(...factors)), Math.max(1, ...factors)];
 }
 
 /**

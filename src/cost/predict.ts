@@ -3,6 +3,11 @@
 // times the point's expected frequency. Frequencies start from static estimates
 // by point kind; what the running program shows corrects them: a function's
 // entry rate once it has been counted, or a factor over the static estimates.
+// A function reached by breakpoints pays once more, on every call, whatever the
+// points: V8 never optimizes a function that holds a breakpoint, so its own code
+// runs in the interpreter (the calibration's `pinned` factor) for as long as the
+// breakpoint is set; that is priced from the share of the thread's time its own
+// code takes, which the stack samples show.
 import type { PointInfo } from '../analysis/functions';
 import { pointMatches } from '../analysis/point-select';
 import { mechanismFor, MechanismName } from '../session/mechanisms/mechanism';
@@ -50,6 +55,26 @@ export function snippetClass(snippet: string, how: MechanismName): string {
 /** Entries per second of a function when known from the running program (undefined: not known). */
 export type EntryRate = (r: Resource) => number | undefined;
 
+/** The share of its thread's time a function's own code takes, from the stack samples (undefined: not known). */
+export type SelfShare = (r: Resource) => number | undefined;
+
+/**
+ * A function whose own time is not known is priced as if it took this share
+ * of its thread: with the calibrated pinning factors (4-30x on this project's
+ * machines) its breakpoints cost tens of percent, so where the samples cannot
+ * say a function is cold, no limit lets it be pinned.
+ */
+export const STATIC_SELF = 0.01;
+
+export interface PredictOptions {
+  /** scales the static entry estimates of functions whose rate is not known */
+  factor?: number;
+  /** constraint flags already in place cost nothing more */
+  flagsPlaced?: (key: string) => boolean;
+  known?: EntryRate;
+  selfShare?: SelfShare;
+}
+
 /** Runs per second of one placement over one function: the function's known entry rate, else the static estimate. */
 function runsOf(p: Placement, r: Resource, known?: EntryRate): number {
   const entry = known?.(r) ?? (r.module.startsWith('node:') ? STATIC_BUILTIN : STATIC_ENTRY);
@@ -60,31 +85,47 @@ function runsOf(p: Placement, r: Resource, known?: EntryRate): number {
 }
 
 export interface Prediction {
-  /** seconds of instrumentation per second of the target (a fraction of one thread's time) */
+  /** seconds of instrumentation per second of the target (a fraction of one thread's time), pinning included */
   cost: number;
   /** points the request would instrument */
   points: number;
+  /** of the cost, what keeping functions reached by breakpoints in V8's interpreter costs */
+  pinned: number;
+  /** those functions, the dearest first, with their own share of the thread and what pinning it costs */
+  pinning: { path: string; thread: string; share: number; known: boolean; cost: number }[];
 }
 
 /**
  * The predicted cost of a plan in one session: its own placements and its
- * constraint flags' (`flagsPlaced`: flags already in place cost nothing more).
- * `known` gives functions' counted entry rates; `factor` scales the static
- * estimates of the others.
+ * constraint flags' (those already in place cost nothing more), and the
+ * pinning of each function reached by breakpoints, once per function, at the
+ * calibration's highest factor.
  */
-export async function predictPlan(plan: Plan, s: Session, cal: Calibration, factor = 1, flagsPlaced: (key: string) => boolean = () => false, known?: EntryRate): Promise<Prediction> {
+export async function predictPlan(plan: Plan, s: Session, cal: Calibration, opts: PredictOptions = {}): Promise<Prediction> {
+  const { factor = 1, flagsPlaced = () => false, known, selfShare } = opts;
   const all = [...plan.placements, ...plan.flags.filter((f) => !flagsPlaced(f.key)).flatMap((f) => f.placements)];
   const cache = new Map<string, Resource[]>();
+  const pinning = new Map<string, Prediction['pinning'][number]>();
   let cost = 0, points = 0;
   for (const p of all) {
     let rs = cache.get(p.resource);
     if (!rs) cache.set(p.resource, (rs = await s.resources(p.resource)));
     for (const r of rs) {
+      const matched = r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
+      const how = mechanismFor(r.prepared).name;
+      const key = `${r.thread}\0${r.path}`;
+      if (how === 'breakpoint' && matched && !pinning.has(key)) {
+        const share = selfShare?.(r);
+        const own = share ?? STATIC_SELF;
+        pinning.set(key, { path: r.path, thread: r.thread, share: own, known: share !== undefined, cost: own * (Math.max(...cal.pinned) - 1) });
+      }
       const runs = runsOf(p, r, known) * (known?.(r) !== undefined ? 1 : factor);
       if (!runs) continue;
-      points += r.points.filter((x) => pointMatches(p.point, x, r.points)).length;
-      cost += runs * classCost(cal, snippetClass(p.snippet, mechanismFor(r.prepared).name))[1] / 1e9;
+      points += matched;
+      cost += runs * classCost(cal, snippetClass(p.snippet, how))[1] / 1e9;
     }
   }
-  return { cost, points };
+  const pins = [...pinning.values()].sort((a, b) => b.cost - a.cost);
+  const pinned = pins.reduce((a, x) => a + x.cost, 0);
+  return { cost: cost + pinned, points, pinned, pinning: pins };
 }

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
 import { calibration, Calibration } from '../cost/calibration';
-import { EntryRate, predictPlan, Prediction } from '../cost/predict';
+import { predictPlan, Prediction, PredictOptions } from '../cost/predict';
 import { THREAD_SERIES } from '../session/series';
 import { Session, SessionOptions } from '../session/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
@@ -356,21 +356,25 @@ export class MetricManager extends EventEmitter {
    * The predicted cost of enabling one metric for one focus (no globs), before
    * anything is placed: 0 if an identical request is in place. `known` gives
    * functions' counted entry rates, `factor` scales the static estimates of the
-   * others (see cost/predict).
+   * others, `selfShare` the share of their thread functions' own code takes
+   * (what pinning one reached by breakpoints costs; see cost/predict).
    */
-  async predict(metric: string, focus = '', factor = 1, known?: EntryRate): Promise<Prediction> {
+  async predict(metric: string, focus = '', opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
     const m = this.library.metric(metric);
-    if (this.instances.has(key(metric, focus))) return { cost: 0, points: 0 };
+    const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
+    if (this.instances.has(key(metric, focus))) return out;
     const parts = await resolveFocus(focus, this.sessions);
     const cal = await this.costCalibration();
-    const out: Prediction = { cost: 0, points: 0 };
     for (const s of this.sessions) {
       const plan = planRequest(this.library, m, parts, '_pnm0', (fk) => this.flagsFor(s).get(fk)?.variable ?? '_pnk0');
       if (!scopeIn(plan, s)) continue;
-      const p = await predictPlan(plan, s, cal, factor, (fk) => this.flagsFor(s).has(fk), known);
+      const p = await predictPlan(plan, s, cal, { ...opts, flagsPlaced: (fk) => this.flagsFor(s).has(fk) });
       out.cost += p.cost;
       out.points += p.points;
+      out.pinned += p.pinned;
+      out.pinning.push(...p.pinning);
     }
+    out.pinning.sort((a, b) => b.cost - a.cost);
     return out;
   }
 

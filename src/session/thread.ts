@@ -176,6 +176,7 @@ export class TargetThread {
       let analysis = this.analyses.get(script.scriptId);
       if (!analysis) {
         const source = await this.source(script);
+        this.lengths.set(script.scriptId, source.length);
         try {
           analysis = analyzeScript(source, undefined, { filename: script.filename, cwd: this.cwd }).analysis;
         } catch {
@@ -188,6 +189,19 @@ export class TargetThread {
     }
     return out;
   }
+
+  /**
+   * How a script loaded before the agent will be reached: by slots a LiveEdit
+   * puts in ('no': not prepared yet), or by breakpoints where the LiveEdit would
+   * be refused before it is tried (no LiveEdit in this V8, or its pause).
+   */
+  async unpreparedHow(script: LoadedScript): Promise<'no' | 'breakpoint'> {
+    const length = this.lengths.get(script.scriptId) ?? (await this.source(script)).length;
+    return (await this.liveEdits.refusal(script, length, () => this.source(script))) ? 'breakpoint' : 'no';
+  }
+
+  /** text lengths of the analysed unprepared scripts, by scriptId */
+  private readonly lengths = new Map<string, number>();
 
   private async source(script: LoadedScript): Promise<string> {
     return (await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;

@@ -99,11 +99,26 @@ export class ThreadLiveEdits {
   private available: Promise<string | null> | null = null;
 
   /** null when LiveEdit works here, else why not: a dry run of the script's own text tells, at no cost. */
-  private unavailable(sc: ScriptRef, source: string): Promise<string | null> {
+  unavailable(sc: ScriptRef, source: string): Promise<string | null> {
     this.available ??= this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: source, dryRun: true })
       .then(() => null, (e: Error) => (/no longer available/i.test(e.message) ? e.message.replace(/^.*?:\s*/, '') : null));
     return this.available;
   }
+
+  /**
+   * Why a LiveEdit of this script would be refused before it is tried (this V8
+   * has none, or its predicted pause is over the limit), or null: what the cost
+   * system predicts with. Planning time and active functions are only known by trying.
+   */
+  async refusal(sc: ScriptRef, length: number, source: () => Promise<string>): Promise<string | null> {
+    const missing = await (this.available ?? this.unavailable(sc, await source()));
+    if (missing) return `this Node's V8 has no LiveEdit (${missing})`;
+    const t = performance.now();
+    if (!this.heap || t - this.heap.at > 1000) this.heap = { at: t, used: (await this.cdp.send('Runtime.getHeapUsage')).usedSize };
+    return predictPauseMs(this.heap.used, length) > this.limits.maxPauseMs ? 'its predicted LiveEdit pause is over the limit (--max-pause)' : null;
+  }
+
+  private heap?: { at: number; used: number };
 
   /** Prepare an already-loaded script by one LiveEdit; LiveEditRefused if it will not be made. */
   async prepare(sc: ScriptRef, source: string): Promise<AppliedEdit> {
