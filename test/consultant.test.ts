@@ -133,6 +133,26 @@ test('a small hot function that runs in a builtin (no interrupt check in it) is 
   assert.equal(fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).length, 1);
 });
 
+test('where breakpoints reach the code, a function whose own code is hot is never tested (it would run in V8\'s interpreter), a cold one is', async () => {
+  const FIX = path.join(ROOT, 'test', 'fixtures');
+  const child = spawn(process.execPath, ['pinning.js', '120'], { cwd: FIX, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    // no LiveEdit (a pause limit of 0 ms, or Node 26's V8): the functions are reached by breakpoints on every version
+    const { diagnosis: d, session } = await diagnose({ pid: child.pid! }, { hypotheses: ['sync_io'], maxPauseMs: 0 });
+    await session.detach();
+    assert.equal(first(d, 'sync_io')?.focus, '/Code/pinning.js/cold', JSON.stringify(d.searchHistory));
+    const hot = d.searchHistory.find((n) => n.focus === '/Code/pinning.js/hot');
+    assert.equal(hot?.state, 'too costly', JSON.stringify(hot));
+    assert.match(hot.note ?? '', /^its points are reached by breakpoints here, and a function holding one runs in V8's interpreter: \/Code\/pinning\.js\/hot \(its own code, and its callers' that it may be inlined into, \d+\.\d% of the thread's samples\) would cost about \d+\.\d% of the thread, over the 5\.0% limit$/);
+    // nothing of the test went into hot
+    assert.ok(!session.notes.some((n) => n.includes('pinning.js/hot')), session.notes.join('\n'));
+    assert.match(renderDiagnosis(d), /\nnot tested, too costly under the limit \(\d+\):\n  \$ sync_io @ \/Code\/pinning\.js\/hot \(its points are reached by breakpoints/);
+  } finally {
+    child.kill();
+  }
+});
+
 test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunch', async () => {
   const { d, pid, stderr, notes } = await diagnoseDemo('worker-imbalance');
   const heavy = /heavy worker: thread (\d+)/.exec(stderr)?.[1];

@@ -26,8 +26,12 @@ export function cpuProfWanted(): boolean {
   return flags.some((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof='));
 }
 
-/** one window of samples (see CpuSampler.take) */
-export interface Window { stacks: [string[], number][]; samples: number; idle: number }
+/**
+ * One window of samples (see CpuSampler.take): each stack of kept frames with
+ * its count, and whether the innermost kept frame was the innermost frame of
+ * all, its own code running (not a built-in, Node's code or a native it called).
+ */
+export interface Window { stacks: [string[], number, boolean][]; samples: number; idle: number }
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
@@ -118,7 +122,7 @@ export class CpuSampler {
     }
     const counts = new Map<number, number>();
     for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const out = new Map<string, [string[], number]>();
+    const out = new Map<string, [string[], number, boolean]>();
     let samples = 0, idle = 0;
     for (const [id, count] of counts) {
       samples += count;
@@ -130,9 +134,11 @@ export class CpuSampler {
         // recursion: a function once per stack, at its innermost frame
         if (key !== null && !stack.includes(key)) stack.push(key);
       }
-      const k = stack.join('\n');
+      const inner = byId.get(id)!.callFrame;
+      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
+      const k = stack.join('\n') + (own ? '\n' : '');
       const e = out.get(k);
-      if (e) e[1] += count; else out.set(k, [stack, count]);
+      if (e) e[1] += count; else out.set(k, [stack, count, own]);
     }
     return { stacks: [...out.values()], samples, idle };
   }

@@ -126,7 +126,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     });
     if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(result, null, 2) + '\n');
     process.stdout.write(renderDiagnosis(result));
-    if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, x not testable):\n' + renderHistory(result.searchHistory));
+    if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, $ too costly, x not testable):\n' + renderHistory(result.searchHistory));
     const child = session.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       if (opts.stop) child.kill();

@@ -164,6 +164,13 @@ export function renderDiagnosis(d: Diagnosis): string {
     const self = b.self !== undefined ? `; its own code in ${pct(b.self)} of stack samples` : '';
     lines.push(`    ${pct(b.value)} of ${b.shareOf === 'cpu' ? "the thread's CPU time" : "a thread's time"} (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
   });
+  // what the limit kept the search from testing: a developer reads it as "not known", not as "not a bottleneck"
+  const costly = d.searchHistory.filter((n) => n.state === 'too costly');
+  if (costly.length) {
+    lines.push(`not tested, too costly under the limit (${costly.length}):`);
+    for (const n of costly.slice(0, 5)) lines.push(`  $ ${n.hypothesis} @ ${n.focus} (${n.note ?? 'too costly'})`);
+    if (costly.length > 5) lines.push(`  ... and ${costly.length - 5} more (--history lists them)`);
+  }
   const byThread = new Map<string, Hottest[]>();
   for (const h of d.hottest ?? []) byThread.set(h.thread, [...(byThread.get(h.thread) ?? []), h]);
   for (const [thread, hs] of byThread) {

@@ -123,20 +123,44 @@ export class PerformanceConsultant extends EventEmitter {
   private readonly known = (r: { module: string; function: string }) => this.rates.get(`${r.module}/${r.function}`);
   /**
    * The share of its thread's time a function's own code takes, from V8's
-   * stack samples (what pinning it in the interpreter costs, cost/predict).
-   * Its module's anonymous functions' share is added: V8 gives the ticks of a
-   * function inlined into a callback to the callback, and a pinned function
-   * is inlined nowhere. Interrupt samples miss small functions: not known then.
+   * stack samples (what pinning it in the interpreter slows, cost/predict):
+   * not the built-ins and natives it calls, which stay optimized. A function
+   * inlined into its caller has its ticks there (Node 22's profiler gives them
+   * to the caller), and once pinned it is inlined nowhere, so its callers in
+   * its module, and the module's anonymous functions, are added to its share.
+   * Interrupt samples miss small functions: not known then.
    */
-  private readonly selfShare = (r: { module: string; function: string; thread: string }) => {
-    const st = this.session.stackSamples(r.thread);
-    if (!st.profiled || st.samples < samplesNeeded(st)) return undefined;
-    const leaves = (k: string) => st.leaves.get(k) ?? 0;
-    return (leaves(sampleKey(`${r.module}/${r.function}`)) + leaves(`${r.module}/<anonymous>`)) / st.samples;
-  };
-  private predict(n: SearchNode) {
-    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare });
+  private selfShare(callers: Map<string, Set<string>>) {
+    return (r: { module: string; function: string; thread: string }): number | undefined => {
+      const st = this.session.stackSamples(r.thread);
+      if (!st.profiled || st.samples < samplesNeeded(st)) return undefined;
+      const own = (k: string) => st.own.get(k) ?? 0;
+      const self = sampleKey(`${r.module}/${r.function}`);
+      const around = [...callers.get(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
+      return [self, `${r.module}/<anonymous>`, ...around].reduce((a, k) => a + own(k), 0) / st.samples;
+    };
   }
+
+  /** "<thread>\0<module>/<name>" -> the functions of that module with a call site naming it (sample keys) */
+  private callers?: { of: Fn[]; by: Map<string, Set<string>> };
+
+  private async predict(n: SearchNode) {
+    const fns = await this.functions();
+    if (this.callers?.of !== fns) {
+      const by = new Map<string, Set<string>>();
+      for (const f of fns) {
+        for (const callee of callSitesOf(f.points).keys()) {
+          const k = `${f.thread}\0${f.module}/${callee}`;
+          let set = by.get(k);
+          if (!set) by.set(k, (set = new Set()));
+          set.add(sampleKey(`${f.module}/${f.function}`));
+        }
+      }
+      this.callers = { of: fns, by };
+    }
+    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare(this.callers.by) });
+  }
+
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
@@ -614,7 +638,7 @@ export class PerformanceConsultant extends EventEmitter {
         const dear = prediction.pinning[0];
         n.state = 'too costly';
         n.note = `its points are reached by breakpoints here, and a function holding one runs in V8's interpreter: ` +
-          `${dear.path} (${dear.known ? `its own code ${(100 * dear.share).toFixed(1)}% of the thread's samples` : 'its own time not known from samples'}) ` +
+          `${dear.path} (${dear.known ? `its own code, and its callers' that it may be inlined into, ${(100 * dear.share).toFixed(1)}% of the thread's samples` : 'its own time not known from samples'}) ` +
           `would cost about ${(100 * prediction.pinned).toFixed(1)}% of the thread, over the ${(100 * this.limit).toFixed(1)}% limit`;
         this.emit('node', n);
         continue;

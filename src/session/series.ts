@@ -22,7 +22,10 @@ export interface StackSamples {
   /** V8's sampling profiler took them (else inspector interrupts, which miss functions without interrupt checks) */
   profiled: boolean;
   hits: ReadonlyMap<string, number>;
+  /** samples in which a function was the innermost of the program's (itself, or Node's code it called, running) */
   leaves: ReadonlyMap<string, number>;
+  /** samples in which a function's own code ran (V8's profiler only): what pinning it in the interpreter slows */
+  own: ReadonlyMap<string, number>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
@@ -35,8 +38,8 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; above: Map<string, Set<string>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), above: new Map() });
+interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; above: Map<string, Set<string>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), above: new Map() });
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -64,7 +67,7 @@ export class SampledSeries {
       let st = this.stacks.get(label);
       if (!st) this.stacks.set(label, (st = emptyStacks()));
       if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
-      for (const [stack, n] of s.stacks) this.recordStack(st, stack, n);
+      for (const [stack, n, own] of s.stacks) this.recordStack(st, stack, n, own);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
@@ -93,9 +96,10 @@ export class SampledSeries {
   }
 
   /** `n` samples of one stack, innermost function first. */
-  private recordStack(st: Stacks, stack: string[], n: number): void {
+  private recordStack(st: Stacks, stack: string[], n: number, own = false): void {
     st.samples += n;
     if (stack.length) st.leaves.set(stack[0], (st.leaves.get(stack[0]) ?? 0) + n);
+    if (own) st.own.set(stack[0], (st.own.get(stack[0]) ?? 0) + n);
     // each function was called, directly or not, by every one below it
     stack.forEach((inner, i) => {
       for (const outer of stack.slice(i + 1)) {

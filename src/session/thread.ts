@@ -23,8 +23,8 @@ export interface LoadedScript { scriptId: string; url: string; filename: string;
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
   /** the thread values count from the thread's start (watched since before its first line) */
   fromStart?: boolean;
-  /** stack samples, innermost function first, with how many samples had each */
-  stacks?: [string[], number][];
+  /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, whether the innermost function's own code ran */
+  stacks?: [string[], number, boolean?][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number }
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
