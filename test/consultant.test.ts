@@ -147,7 +147,7 @@ test('where breakpoints reach the code, a function whose own code is hot is neve
     assert.match(hot.note ?? '', /^its points are reached by breakpoints here, and a function holding one runs in V8's interpreter: \/Code\/pinning\.js\/hot \(its own code, and its callers' that it may be inlined into, \d+\.\d% of the thread's samples\) would cost about \d+\.\d% of the thread, over the 5\.0% limit$/);
     // nothing of the test went into hot
     assert.ok(!session.notes.some((n) => n.includes('pinning.js/hot')), session.notes.join('\n'));
-    assert.match(renderDiagnosis(d), /\nnot tested, too costly under the limit \(\d+\):\n  \$ sync_io @ \/Code\/pinning\.js\/hot \(its points are reached by breakpoints/);
+    assert.match(renderDiagnosis(d), /\nnot tested, too costly under the limit \(\d+\):\n {2}\$ sync_io @ \/Code\/pinning\.js\/hot \(its points are reached by breakpoints/);
   } finally {
     child.kill();
   }
