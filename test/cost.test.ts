@@ -2,11 +2,13 @@
 // instrumentation (handler runs by cost class, priced by the calibration), and
 // the predicted cost of a request before it is inserted.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
+import { SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
 import { Session } from '../src/session/session';
@@ -133,4 +135,35 @@ test('predicted cost of a function reached by breakpoints: its pinning in the in
   // a built-in reached by wrapping its export is not pinned
   const wrapped = await mm.predict('procedure_calls', '/Code/node:fs/existsSync');
   assert.deepEqual([wrapped.pinned, wrapped.pinning], [0, []]);
+});
+
+test('observed cost of pinning: each V8 stack sample in which a function holding a breakpoint (or, as V8 gives its ticks to them, a caller in its script) ran its own code costs the part of a sampling interval the interpreter added', async () => {
+  const c = await calibration();
+  const interval = SAMPLE_INTERVAL_US * 1000;
+  assert.deepEqual(classCost(c, 'pinned'), [interval * (1 - 1 / c.pinned[0]), interval * (1 - 1 / c.pinned[1])]);
+  const child = spawn(process.execPath, ['pinning.js', '60'], { cwd: FIXTURES, stdio: ['ignore', 'pipe', 'inherit'] });
+  after(() => child.kill());
+  await new Promise((resolve) => child.stdout!.once('data', resolve));
+  // a pause limit of 0 ms: no LiveEdit, so hot() is reached by a breakpoint on every version
+  const s = await Session.attach(child.pid!, { maxPauseMs: 0 });
+  after(() => s.detach());
+  const mm = new MetricManager([s]);
+  const probe = await s.probe('/Code/pinning.js/hot.entry: n++');
+  assert.equal(probe.byBreakpoint, 1);
+  const cost = await mm.enable('observed_cost');
+  await s.watchThreads({ stacks: true });
+  // V8's samples come with each sample of the session (a window of them each); a pinned function's ticks are
+  // its caller's in them (the debugger's copy of its bytecode is not in the profiler's code map)
+  const own = () => { const o = s.stackSamples('main').own; return (o.get('pinning.js/hot') ?? 0) + (o.get('pinning.js/hotLoop') ?? 0); };
+  while (own() < 20) await s.sample();
+  const pinned = s.sampled('_pnx:pinned')?.last ?? 0;
+  // every sample of hot's or its caller's own code since its breakpoint was set counts, and nothing else does
+  assert.equal(pinned, own());
+  const v = cost.value().range!;
+  assert.ok(v[0] >= pinned * classCost(c, 'pinned')[0] / 1e9, `${v} against ${pinned} pinned samples`);
+  // once the breakpoint is out, hot is not pinned any more: the count stops
+  await s.removeProbe(probe.id);
+  const before = own();
+  while (own() < before + 20) await s.sample();
+  assert.equal(s.sampled('_pnx:pinned')?.last, pinned);
 });

@@ -130,6 +130,12 @@ export const COST_SERIES = '_pnx:';
  * time, since it runs on the program's thread as handlers do.
  */
 export const TOOL_CLASS = 'tool';
+/**
+ * The cost class of interpreter pinning, counted by the tool (never by the
+ * runtime): V8 stack samples in which a function holding a breakpoint ran its
+ * own code, each a sampling interval of the thread's time run that much slower.
+ */
+export const PINNED_CLASS = 'pinned';
 
 /**
  * A handler's cost class: how its point is reached and how many primitives of

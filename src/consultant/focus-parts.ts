@@ -18,5 +18,4 @@ export const threadOf = (focus: string): string | undefined => splitFocus(focus)
 /** The thread label ('main' or a worker id) a focus is in: 'main' without a /Thread part. */
 export const threadLabel = (focus: string): string => threadOf(focus)?.split('/')[1] ?? 'main';
 
-/** A function as stack samples name it: "<module>/<own name>" (a method without its class). */
-export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
+export { sampleKey } from '../session/series';

@@ -9,7 +9,8 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { TOOL_CLASS } from '../agent/runtime';
+import { PINNED_CLASS, TOOL_CLASS } from '../agent/runtime';
+import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
 import { Session } from '../session/session';
 
@@ -222,6 +223,8 @@ async function measurePinning(): Promise<Pair> {
 export function classCost(c: Calibration, cls: string): Pair {
   // the runtime's own work for the tool, counted in microseconds
   if (cls === TOOL_CLASS) return [1000, 1000];
+  // a sample of a pinned function's own code: of its interval, the part pinning added (it runs F times slower)
+  if (cls === PINNED_CLASS) return [SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.min(...c.pinned)), SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.max(...c.pinned))];
   const [how, prims] = cls.split(':');
   const p = c.primitive;
   const out: Pair = mechanismNamed(how).price(c.mechanism);

@@ -29,6 +29,9 @@ export interface StackSamples {
   above: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
+/** A function as stack samples name it: "<module>/<own name>" (a method without its class). */
+export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
+
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
 const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];

@@ -453,7 +453,8 @@ export class Session extends EventEmitter {
    * Stack samples of a thread ('main' or a worker id), taken at each sample
    * once watchThreads({ stacks: true }) asked for them: how many, and in how
    * many each function ("<module>/<name>", a method by its own name) and module ("<module>/") was on the stack;
-   * `leaves`: in how many each function was the innermost (running its own code);
+   * `leaves`: in how many each function was the innermost of the program's (its own code, or Node's it called, running);
+   * `own`: where V8's profiler took them, in how many its own code ran;
    * `above`: per function, the functions sampled running in calls it made (directly or not).
    */
   stackSamples(thread: string): StackSamples {

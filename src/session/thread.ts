@@ -5,6 +5,7 @@
 // the points left.
 import * as path from 'path';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
+import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp } from '../inspector/cdp';
@@ -268,6 +269,7 @@ export class TargetThread {
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
     const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
+    this.countPinned(s);
     if (s.notes) this.notes.push(...s.notes.map((n) => (this.id ? `${n} (thread ${this.id})` : n)));
     if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
       // in parts: a large program's names are megabytes, serialized with the thread stopped
@@ -286,6 +288,16 @@ export class TargetThread {
       onNew?.(s.objects);
     }
     return s;
+  }
+
+  /** V8 samples, since the session began, in which a function holding a breakpoint ran its own code */
+  private pinnedSamples = 0;
+
+  /** The observed cost's count of pinning (PINNED_CLASS), from the sample's stacks where V8's profiler took them. */
+  private countPinned(s: Sample): void {
+    const pinned = s.stacks && this.breakpoints.pinned();
+    if (pinned?.size) for (const [stack, n, own] of s.stacks!) if (own && pinned.has(stack[0])) this.pinnedSamples += n;
+    if (this.pinnedSamples) s.counters.push([COST_SERIES + PINNED_CLASS, this.pinnedSamples]);
   }
 
   /** Whether this thread's LiveEdits switched Maglev off (the session turns it on again once every thread is restored). */

@@ -4,10 +4,12 @@
 // a location share one breakpoint. The locations and conditions themselves
 // are worked out by instrument/breakpoint.ts.
 import { describePoint } from '../../analysis/describe';
+import { calleeName } from '../../analysis/point-select';
 import type { FunctionInfo, ScriptAnalysis } from '../../analysis/functions';
 import type { FallbackPoint } from '../../agent/runtime';
 import { Cdp } from '../../inspector/cdp';
 import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, toLocation } from '../../instrument/breakpoint';
+import { sampleKey } from '../series';
 import { R } from '../target-runtime';
 
 /** A script loaded in the thread, as the runtime numbers it (registered with it). */
@@ -96,6 +98,37 @@ export class ThreadBreakpoints {
     await this.setBreakpoint(bp);
     if (p.kind === 'exit' && usesReturn) this.notes.push(`/Code/${fn.module ?? sc.module}/${fn.name} ${describePoint(p)}: by breakpoint, $return reads undefined there`);
     return null;
+  }
+
+  /**
+   * The functions holding a breakpoint now, as stack samples name them: V8
+   * never optimizes them while it is set (priced as the cost class 'pinned').
+   * V8's profiler gives the ticks of a function running the debugger's copy of
+   * its bytecode to its caller (measured on Node 22, 24 and 26), so the
+   * functions of its script that call it by name are in the set too: what is
+   * counted with them is a high bound of the pinned time.
+   */
+  pinned(): Set<string> {
+    const out = new Set<string>();
+    const byScript = new Map<number, Set<string>>();
+    for (const key of this.slotAt.keys()) {
+      const [no, fn] = key.split(':').map(Number);
+      const f = this.scripts.get(no)?.functions[fn];
+      if (!f) continue;
+      let names = byScript.get(no);
+      if (!names) byScript.set(no, (names = new Set()));
+      names.add(f.name.slice(f.name.lastIndexOf('.') + 1));
+    }
+    for (const [no, names] of byScript) {
+      const sc = this.scripts.get(no)!;
+      for (const f of sc.functions) {
+        const own = f.name.slice(f.name.lastIndexOf('.') + 1);
+        if (names.has(own) || f.points.some((p) => p.kind === 'call' && p.callee !== undefined && names.has(calleeName(p.callee) ?? ''))) {
+          out.add(sampleKey(`${f.module ?? sc.module}/${f.name}`));
+        }
+      }
+    }
+    return out;
   }
 
   /** Take a probe's breakpoints out (those no other probe needs). */
