@@ -59,7 +59,8 @@ export class ThreadBreakpoints {
     this.scripts.set(no, { scriptId: sc.scriptId, text: source, module: sc.module, functions: analysis.functions, map: (p) => p });
     await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(analysis)}, function(){}, ${JSON.stringify(sc.filename)}, 'breakpoint')`);
     this.notes.push(`${why}; its points are reached by breakpoints instead, each hit of which stops the thread briefly ` +
-      `(a debugger evaluation, about 0.1-0.4 ms: see docs/BENCHMARKS.md)`);
+      `(a debugger evaluation, about 0.1-0.4 ms: see docs/BENCHMARKS.md), and a function holding one is not optimized while it does: ` +
+      `its own code runs several times slower (4-30x measured; \`paranode calibrate\` measures it here)`);
   }
 
   /** A point for a report: "/Code/<module>/<function> <point>", or its script's number when the tool does not know it. */
