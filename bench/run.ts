@@ -16,6 +16,7 @@ import { benchLarge } from './large';
 import { benchMetrics } from './metrics';
 import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
+import { benchPinning } from './pinning';
 import { benchStartup, benchStartupDormant } from './startup';
 import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
@@ -34,6 +35,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
   http: benchHttp,
+  pinning: benchPinning,
 };
 
 function usage(): never {
