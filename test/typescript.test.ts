@@ -1,6 +1,7 @@
 // TypeScript through source maps: resources are named by the original .ts file and line.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import ts from 'typescript';
@@ -45,5 +46,31 @@ test('attached (LiveEdit): the same names and exact counts', async () => {
   assert.equal(s.value('n'), 123);
   const names = (await s.resources('/Code/ts/greet.ts/*')).map((r) => `${r.function}:${r.line}`);
   assert.ok(names.includes('greet:9'), names.join(' '));
+  await s.detach();
+});
+
+test('names are clean paths: a package outside the working directory from node_modules/ on, a source map\'s URL source by its host and path', async () => {
+  // greet.ts mapped to a URL (as bundles ship them: https://..., webpack://...), the script in a directory of its own
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-names-'));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+  const out = ts.transpileModule(fs.readFileSync(path.join(dir, 'greet.ts'), 'utf8'), {
+    fileName: 'greet.ts',
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2019, inlineSourceMap: true, sourceRoot: 'https://example.com/app/./src/' },
+  });
+  const url = path.join(tmp, 'greet-url.js');
+  fs.writeFileSync(url, out.outputText);
+  // the program's working directory is test/fixtures: esprima is in the project's node_modules, two levels up
+  const s = await Session.launch([process.execPath, '-e', `require(${JSON.stringify(url)}); require('esprima');`], ['/Code/example.com/app/src/greet.ts/greet.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  const { until } = programOutput(s.child!);
+  await until(/ready/);
+  s.child!.stdin!.write('7\n');
+  await until(/greeted 7/);
+  await s.sample();
+  assert.equal(s.value('n'), 7);
+  const modules = new Set((await s.resources('/Code/**')).map((r) => r.module));
+  assert.ok(modules.has('example.com/app/src/greet.ts'), [...modules].join(' '));
+  assert.ok(modules.has('node_modules/esprima/dist/esprima.js'), [...modules].join(' '));
+  assert.ok(![...modules].some((m) => m.startsWith('..') || m.includes('https:')), [...modules].join(' '));
   await s.detach();
 });

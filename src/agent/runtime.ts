@@ -15,6 +15,7 @@ import { Instances } from './instances';
 import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
+import { moduleNameOf } from '../analysis/module-name';
 import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
@@ -303,9 +304,7 @@ export class Runtime {
     if (filename.startsWith('file://')) {
       try { filename = fileURLToPath(filename); } catch { return filename; }
     }
-    if (!filename.startsWith('/')) return filename;
-    const rel = path.relative(this.cwd, filename);
-    return rel || filename;
+    return moduleNameOf(filename, this.cwd);
   }
 
   counter(name: string): number {

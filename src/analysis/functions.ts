@@ -4,6 +4,7 @@
 // so both sides agree on function and point numbering.
 import * as acorn from 'acorn';
 import * as path from 'path';
+import { moduleNameOf } from './module-name';
 import { loadSourceMap, originalPosition } from './sourcemap';
 
 export type PointKind = 'entry' | 'exit' | 'call' | 'loop' | 'await' | 'resume';
@@ -454,7 +455,7 @@ function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming)
   for (const f of fns) {
     const o = originalPosition(map, f.line, f.column);
     if (!o) continue;
-    f.module = path.relative(naming.cwd, o.source) || o.source;
+    f.module = moduleNameOf(o.source, naming.cwd);
     f.line = o.line;
     f.column = o.column;
     for (const p of f.points) {

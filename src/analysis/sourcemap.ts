@@ -36,5 +36,17 @@ export function originalPosition(map: { consumer: SourceMapConsumer; base: strin
   if (p.source === null) p = map.consumer.originalPositionFor({ line, column, bias: SourceMapConsumer.LEAST_UPPER_BOUND });
   if (p.source === null || p.line === null) return null;
   const src = p.source.startsWith('file://') ? new URL(p.source).pathname : p.source;
-  return { source: map.base ? path.resolve(map.base, src) : src, line: p.line, column: p.column ?? 0 };
+  // a source given as a URL (https://..., webpack://pkg/./src/x.ts) is named by its host and path, not joined to a directory
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.exec(src) ? urlName(src) : null;
+  return { source: url ?? (map.base ? path.resolve(map.base, src) : src), line: p.line, column: p.column ?? 0 };
+}
+
+/** "host/path" of a URL, its "." and ".." segments resolved: a clean module name. */
+function urlName(src: string): string {
+  try {
+    const u = new URL(src);
+    return path.posix.normalize(`${u.host}/${decodeURIComponent(u.pathname)}`).replace(/^\/+/, '');
+  } catch {
+    return src;
+  }
 }

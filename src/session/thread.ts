@@ -5,6 +5,7 @@
 // the points left.
 import * as path from 'path';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
+import { moduleNameOf } from '../analysis/module-name';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
@@ -123,7 +124,7 @@ export class TargetThread {
     if (!url || url.startsWith('node:')) return;
     if (!filename.startsWith('/')) return;
     if (isOwnCode(filename, OWN)) return;
-    this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: path.relative(this.cwd, filename) || filename });
+    this.loaded.set(p.scriptId, { scriptId: p.scriptId, url, filename, module: moduleNameOf(filename, this.cwd) });
   }
 
   /** Prepared scripts with their functions matching a glob's regex (all when none); built-ins if the glob names them. */
