@@ -3,7 +3,6 @@
 // (resources, LiveEdit planning) and the in-target load hook (preparation),
 // so both sides agree on function and point numbering.
 import * as acorn from 'acorn';
-import * as path from 'path';
 import { moduleNameOf } from './module-name';
 import { loadSourceMap, originalPosition } from './sourcemap';
 

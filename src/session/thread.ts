@@ -3,7 +3,6 @@
 // reaches the thread's code by each way (./mechanisms): loaded scripts are
 // LiveEdited, the runtime places by slot and by wrapping, breakpoints take
 // the points left.
-import * as path from 'path';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import { moduleNameOf } from '../analysis/module-name';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
