@@ -1,12 +1,13 @@
 // TypeScript through source maps: resources are named by the original .ts file and line.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import ts from 'typescript';
 import { Session } from '../src/api';
-import { FIXTURES, Target, programOutput } from './support/helpers';
+import { CLI, FIXTURES, Target, programOutput } from './support/helpers';
 
 const dir = path.join(FIXTURES, 'ts');
 const js = path.join(dir, 'greet.js');
@@ -73,4 +74,24 @@ test('names are clean paths: a package outside the working directory from node_m
   assert.ok(modules.has('node_modules/esprima/dist/esprima.js'), [...modules].join(' '));
   assert.ok(![...modules].some((m) => m.startsWith('..') || m.includes('https:')), [...modules].join(' '));
   await s.detach();
+});
+
+test('node app.ts (Node strips the types itself): prepared like JavaScript, counts exact, output and stack traces byte-identical, CommonJS and ES modules', async () => {
+  const cwd = path.join(FIXTURES, 'ts-run');
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-ts-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  for (const [program, args, probe, every, calls] of [
+    ['app.ts', ['7'], '/Code/app.ts/area.entry: n++', '/Code/app.ts/*.entry: e++', 7],
+    ['esm.mts', [], '/Code/lib.mts/double.entry: n++', '/Code/*.mts/*.entry: e++', 4],
+  ] as const) {
+    const plain = spawnSync(process.execPath, [program, ...args], { cwd, encoding: 'utf8' });
+    assert.equal(plain.status, 0, plain.stderr);
+    // one probe, and a counter at every point of every function of the program
+    const run = spawnSync(process.execPath, [CLI, 'run', '-q', '-p', probe, '-p', every, '--json', json, '--', process.execPath, program, ...args], { cwd, encoding: 'utf8' });
+    assert.deepEqual([run.status, run.stdout, run.stderr], [plain.status, plain.stdout, plain.stderr], program);
+    const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; total: number }[]; notes: string[] };
+    assert.equal(out.metrics.find((m) => m.name === 'n')?.total, calls, JSON.stringify(out));
+    assert.ok((out.metrics.find((m) => m.name === 'e')?.total ?? 0) >= calls, JSON.stringify(out));
+    assert.deepEqual(out.notes, []);
+  }
 });

@@ -5,10 +5,12 @@
 // patched, no frame of ours is on the program's stack while a module loads, and
 // no warning is printed (module.register is deprecated at run time in Node 26).
 // Older Node: a patched Module.prototype._compile and a module.register hook.
+import * as path from 'path';
 import { fileURLToPath } from 'url';
 import { isOwnCode, ownCodeDirs } from './own-code';
 import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
+import { strippedFormat, stripTypes } from './typescript-strip';
 
 const HOOKS = Symbol.for('paranode.loadHooks');
 
@@ -44,15 +46,21 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
   state.handle = mod.registerHooks({
     load(url: string, context: unknown, nextLoad: (url: string, context: unknown) => { format?: string; source?: unknown }) {
       const r = nextLoad(url, context);
+      // TypeScript that Node would strip after the hooks: stripped here, then prepared as JavaScript
+      const stripped = strippedFormat(r.format);
       // require() of a .js file whose package has no "type" answers format undefined: CommonJS
-      if ((!rt.active && !state.always) || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined) || !url.startsWith('file:')) return r;
+      if ((!rt.active && !state.always) || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined && !stripped) || !url.startsWith('file:')) return r;
       let filename: string;
       try { filename = fileURLToPath(url); } catch { return r; }
       if (isOwnCode(filename, own)) return r;
+      // Node refuses to strip types under node_modules: its error, on its text
+      if (stripped && filename.includes(`${path.sep}node_modules${path.sep}`)) return r;
       try {
-        const source = typeof r.source === 'string' ? r.source : Buffer.from(r.source as Uint8Array).toString('utf8');
+        const text = typeof r.source === 'string' ? r.source : Buffer.from(r.source as Uint8Array).toString('utf8');
+        const source = stripped ? stripTypes(text) : text;
+        const format = stripped ?? r.format;
         let code: string;
-        if (r.format === 'module') {
+        if (format === 'module') {
           const no = rt.allocScript();
           const naming = { filename, cwd: rt.cwd };
           const prep = (n: number) => prepareModuleForLoad(source, n, url, naming);
@@ -60,6 +68,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
           rt.disguise.add(no, url, prepared.layout);
           code = prepared.code;
         } else code = prepareModule(rt, prepareForLoad, source, filename, cache);
+        // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
         return { ...r, source: code };
       } catch (e) {
         rt.unprepared.push({ file: filename, reason: String((e as Error)?.message ?? e) });

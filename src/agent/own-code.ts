@@ -7,7 +7,7 @@ const DIST = path.resolve(__dirname, '..', '..');
 /** Directories (with a trailing separator) holding code the agent runs in the target. */
 export function ownCodeDirs(): string[] {
   const dirs = [DIST];
-  for (const pkg of ['acorn', 'source-map-js']) {
+  for (const pkg of ['acorn', 'source-map-js', 'amaro']) {
     try { dirs.push(path.dirname(require.resolve(`${pkg}/package.json`))); } catch { /* not installed */ }
   }
   return dirs.map((d) => d + path.sep);
