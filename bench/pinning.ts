@@ -1,5 +1,5 @@
 // A breakpoint's interpreter pinning, predicted and observed against the real
-// slowdown (issue #15 items 3 and 4). bench/targets/pinning-load.js runs two
+// slowdown (issue #15 items 3 and 4). test/fixtures/pinning.js runs two
 // loops back to back (hot: an arithmetic loop; cold: a synchronous child
 // process); attached with a pause limit of 0 (no LiveEdit, as on Node 26),
 // a counter at hot's entry (or cold's) is reached by a breakpoint, which keeps
@@ -11,7 +11,7 @@ import * as path from 'path';
 import { calibration, classCost } from '../src/cost/calibration';
 import { MetricManager } from '../src/metrics/manager';
 import { Session } from '../src/session/session';
-import { BenchOptions, fmt, median, Proc, progress, Section, sleep, table, TARGETS } from './lib';
+import { BenchOptions, FIXTURES, fmt, median, Proc, progress, Section, sleep, table } from './lib';
 
 interface Window { rate: number; seconds: number; own: Map<string, number>; samples: number; pinned: number; observed: [number, number] }
 
@@ -19,7 +19,7 @@ export async function benchPinning(opts: BenchOptions & { rounds?: number }): Pr
   const rounds = opts.rounds ?? (opts.quick ? 1 : 3);
   const secs = opts.quick ? 2 : 4;
   const cal = await calibration({ progress });
-  const p = Proc.spawn(path.join(TARGETS, 'pinning-load.js'));
+  const p = Proc.spawn(path.join(FIXTURES, 'pinning.js'), ['3600'], FIXTURES);
   await p.waitFor(/ready/);
   const s = await Session.attach(p.pid, { maxPauseMs: 0 });
   const mm = new MetricManager([s]);
@@ -54,9 +54,9 @@ export async function benchPinning(opts: BenchOptions & { rounds?: number }): Pr
         progress(`pinning: round ${r + 1} of ${rounds}, ${fn}`);
         const plain = await window();
         // its own code and its caller's (where V8 gives an inlined or pinned function's ticks), as the consultant prices it
-        const keys = [`pinning-load.js/${fn}`, `pinning-load.js/${fn}Loop`];
+        const keys = [`pinning.js/${fn}`, `pinning.js/${fn}Loop`];
         const share = keys.reduce((x, k) => x + (plain.own.get(k) ?? 0), 0) / plain.samples;
-        const probe = await s.probe(`/Code/pinning-load.js/${fn}.entry: pin_${fn}++`);
+        const probe = await s.probe(`/Code/pinning.js/${fn}.entry: pin_${fn}++`);
         if (probe.byBreakpoint !== 1) throw new Error(`expected a breakpoint at ${fn}'s entry: ${JSON.stringify(probe)}`);
         const pinned = await window();
         await s.removeProbe(probe.id);
@@ -88,7 +88,7 @@ export async function benchPinning(opts: BenchOptions & { rounds?: number }): Pr
   return {
     title: 'A breakpoint\'s interpreter pinning: predicted and observed against the measured slowdown',
     body: [
-      `bench/targets/pinning-load.js, attached with \`maxPauseMs: 0\` (no LiveEdit: breakpoints, as on Node 26 for every script loaded before attach); ` +
+      `test/fixtures/pinning.js, attached with \`maxPauseMs: 0\` (no LiveEdit: breakpoints, as on Node 26 for every script loaded before attach); ` +
       `${rounds} round(s) of windows of ${secs} s: plain, a counter at the function's entry (one breakpoint, hit once per loop), plain again. ` +
       `Loop rate: hot loops a second (the two loops take turns, so it is the program's rate). ` +
       `Share: of V8's stack samples in the plain window, those in which the function's or its caller's own code ran (what the consultant prices). ` +
