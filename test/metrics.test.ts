@@ -1,11 +1,14 @@
 // The Metric Manager and the standard metric library against real targets.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
-import { FIXTURES, lineRequests, programOutput, Target } from './support/helpers';
+import { CLI, FIXTURES, lineRequests, programOutput, Target } from './support/helpers';
 
 const target = path.join(FIXTURES, 'metrics-target.js');
 
@@ -304,4 +307,26 @@ test('several processes: values aggregate over them, and a /Process focus picks 
   await b.s.sample();
   assert.equal(all.value().total, 42);
   assert.equal(onlyB.value().total, 32);
+});
+
+test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: in the value, the JSON and the table', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cpu-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  // the process-wide CPU clock (as where the per-thread one is not built): the busy workers' time lands in the main thread's timer
+  const run = (clock: string) => {
+    const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '1500'],
+      { cwd: FIXTURES, encoding: 'utf8', env: { ...process.env, PARANODE_CPU_CLOCK: clock } });
+    assert.equal(r.status, 0, r.stderr);
+    const v = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; total: number; implausible?: string }[] }).metrics.find((m) => m.name === 'cpu_inclusive')!;
+    return { r, v };
+  };
+  const wrong = run('process');
+  assert.ok(wrong.v.total > 1.5, JSON.stringify(wrong.v));
+  assert.match(wrong.v.implausible ?? '', /^not a real value: thread \d+\/main read \d+\.\d\d CPU s in \d+\.\d\d s \(\d+\.\d\d CPU s\/s\), more than the 1 CPU s\/s one thread can use/);
+  assert.match(wrong.r.stderr, /\nwarning: cpu_inclusive @ \/Code\/cpu-clock\.js\/waitForWorkers: not a real value: /);
+  // the thread's own clock: blocked, it used (almost) none, and nothing is said
+  const right = run('thread');
+  assert.ok(right.v.total < 0.1, JSON.stringify(right.v));
+  assert.equal(right.v.implausible, undefined);
+  assert.doesNotMatch(right.r.stderr, /warning:/);
 });

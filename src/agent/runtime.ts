@@ -510,13 +510,15 @@ export class Runtime {
    */
   useCpuClock(): void {
     if (this.cpuClock) return;
+    this.cpuClock = 'process';
+    // PARANODE_CPU_CLOCK=process: the process-wide clock even where the per-thread one is built
+    if (process.env.PARANODE_CPU_CLOCK === 'process') return;
     try {
       const file = path.join(__dirname, '..', '..', '..', 'build', 'Release', 'thread_cpu.node');
       const m = require(file) as { threadCpuMs: () => number };
       delete require.cache[file];
       if (m.threadCpuMs() >= 0) { this.cpu = m.threadCpuMs; this.cpuClock = 'thread'; return; }
     } catch { /* not built */ }
-    this.cpuClock = 'process';
     this.notes.push(`process-time timers read the whole process's CPU time (process.cpuUsage()): the per-thread clock ` +
       `(native/thread_cpu.c) is not built here (npm run install); with busy worker threads they count the other threads' time too`);
   }

@@ -25,6 +25,7 @@ export function renderInstances(values: MetricInstanceValue[], elapsed: number, 
   let out = `${line(head)}`;
   for (const r of rows) out += line(r);
   if (values.length > max) out += `... ${values.length - max} more (all in --json)\n`;
+  for (const v of values.filter((x) => x.implausible)) out += `warning: ${v.name}${v.focus ? ` @ ${v.focus}` : ''}: ${v.implausible}\n`;
   return out + `(${elapsed.toFixed(1)} s)\n`;
 }
 

@@ -24,7 +24,12 @@ export interface MetricInstanceValue {
   histogram: { bucketSeconds: number; buckets: number[] };
   /** for a value known within bounds (observed_cost): [low, high]; total is the high one */
   range?: [number, number];
+  /** set where the value cannot be real (a thread using more than 1 CPU s/s): what, where and when */
+  implausible?: string;
 }
+
+/** A thread's CPU time grows at most as fast as the wall clock; over this it is not real. */
+export const MAX_CPU_RATE = 1.05;
 
 /** a placement made: its probe, and its points (-1: standing since launch, placed as code loads) */
 export interface Placed { placement: Placement; probe: number; placed: number; how: string }
@@ -68,6 +73,9 @@ export class MetricInstance {
   calibration?: Calibration;
 
   constructor(readonly id: number, readonly metric: MetricDecl, readonly focus: string, private readonly flagsOf: (s: Session) => Map<string, Flag>) {}
+
+  /** when the request was made (the tool's clock): nothing it counts can be older */
+  private readonly createdAt = performance.now();
 
   get key(): string { return requestKey(this.metric.name, this.focus); }
 
@@ -142,7 +150,28 @@ export class MetricInstance {
       const low = this.aggregate('cost_low'), high = this.aggregate('cost_high');
       return { ...high, range: [low.total, high.total] };
     }
-    return this.aggregate();
+    const v = this.aggregate();
+    const implausible = m.units === 'CPU s/s' ? this.overOneCpu() : undefined;
+    return implausible ? { ...v, implausible } : v;
+  }
+
+  /**
+   * Where one thread's CPU time since the request was made is more than the
+   * time since then (> MAX_CPU_RATE, plus 50 ms for clock reads): no measurement
+   * of one thread can be, so its timers counted something else (another
+   * thread's time, an interval twice). Said, never passed silently.
+   */
+  private overOneCpu(): string | undefined {
+    const elapsed = (performance.now() - this.createdAt) / 1000;
+    for (const ps of this.perSession) {
+      for (const t of ps.threads ?? ps.session.threadIds) {
+        const { v } = this.read(ps, t);
+        if (v <= MAX_CPU_RATE * elapsed + 0.05) continue;
+        return `not a real value: thread ${ps.session.pid}/${t} read ${v.toFixed(2)} CPU s in ${elapsed.toFixed(2)} s (${(v / elapsed).toFixed(2)} CPU s/s), ` +
+          `more than the 1 CPU s/s one thread can use (its timers counted another thread's time or an interval twice)`;
+      }
+    }
+    return undefined;
   }
 
   private aggregate(which?: string): MetricInstanceValue {
