@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { calibration, classCost, loadCalibration } from '../src/cost/calibration';
+import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
@@ -33,6 +33,11 @@ test('calibration: measured once, kept per machine and Node version, every cost 
   assert.ok(c.mechanism.breakpoint[0] > 100 * c.mechanism.slot[1], JSON.stringify(c.mechanism));
   // a function holding a breakpoint is never optimized: its own code runs several times slower
   assert.ok(c.pinned[0] >= 1 && c.pinned[1] >= c.pinned[0] && c.pinned[1] > 2, `pinned ${c.pinned}`);
+  // per shape; the range is theirs, and a loop (arith) is the dearest
+  assert.deepEqual(Object.keys(c.pinnedShapes).sort(), ['arith', 'calls', 'strings']);
+  assert.deepEqual(c.pinned, [Math.min(...Object.values(c.pinnedShapes)), Math.max(...Object.values(c.pinnedShapes))]);
+  assert.equal(pinningFactor(c, true), c.pinned[1]);
+  assert.equal(pinningFactor(c, false), c.pinnedShapes.strings);
   // a CPU timer reads the thread's CPU clock (a system call) at start and stop
   assert.ok(c.primitive.cpuPair[0] > c.primitive.n[0]);
   const [lo, hi] = classCost(c, 'slot:n2c1p1');
@@ -103,7 +108,7 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
   close((await at('looped/g()', (r) => (r.function === 'looped' ? 3 : undefined))).cost, 3 * STATIC_TRIPS * counter);
 });
 
-test('predicted cost of a function reached by breakpoints: its pinning in the interpreter, its own share of the thread times (the calibrated factor - 1), once per function; a 1% share where no samples say', async () => {
+test('predicted cost of a function reached by breakpoints: its pinning in the interpreter, its own share of the thread times (the calibrated factor of its shape - 1), once per function; a 1% share where no samples say', async () => {
   const c = await calibration();
   // fallback.js stays active, so a LiveEdit of it is always blocked: its functions are reached by breakpoints
   const t = new Target(path.join(FIXTURES, 'fallback.js'));
@@ -117,11 +122,12 @@ test('predicted cost of a function reached by breakpoints: its pinning in the in
   // once a probe has gone in, the script is registered as reached by breakpoints on every version
   assert.equal((await s.probe('/Code/fallback.js/f.entry: n++')).byBreakpoint, 1);
   assert.equal((await s.resources('/Code/fallback.js/f'))[0].prepared, 'breakpoint');
-  const factor = c.pinned[1] - 1;
+  // Box.get has no loop: straight-line code's factor
+  const factor = c.pinnedShapes.strings - 1;
   const close = (a: number, b: number) => assert.ok(Math.abs(a - b) <= 1e-9 * b, `${a} against ${b}`);
   const counter = STATIC_ENTRY * classCost(c, 'breakpoint:n1')[1] / 1e9;
   const known = await mm.predict('procedure_calls', '/Code/fallback.js/Box.get', { selfShare: (r) => (r.function === 'Box.get' ? 0.02 : undefined) });
-  assert.deepEqual(known.pinning.map((p) => [p.path, p.share, p.known]), [['/Code/fallback.js/Box.get', 0.02, true]]);
+  assert.deepEqual(known.pinning.map((p) => [p.path, p.share, p.known, p.factor]), [['/Code/fallback.js/Box.get', 0.02, true, c.pinnedShapes.strings]]);
   close(known.pinned, 0.02 * factor);
   close(known.cost, known.pinned + counter);
   // not known from samples
@@ -132,6 +138,10 @@ test('predicted cost of a function reached by breakpoints: its pinning in the in
   const timer = await mm.predict('wall', '/Code/fallback.js/Box.get', { selfShare: () => 0.001 });
   assert.equal(timer.pinning.length, 1);
   close(timer.pinned, 0.001 * factor);
+  // serve() has loops: the highest factor
+  const looped = await mm.predict('procedure_calls', '/Code/fallback.js/serve', { selfShare: () => 0.001 });
+  assert.equal(looped.pinning[0].factor, c.pinned[1]);
+  close(looped.pinned, 0.001 * (c.pinned[1] - 1));
   // a built-in reached by wrapping its export is not pinned
   const wrapped = await mm.predict('procedure_calls', '/Code/node:fs/existsSync');
   assert.deepEqual([wrapped.pinned, wrapped.pinning], [0, []]);

@@ -312,7 +312,7 @@ test('several processes: values aggregate over them, and a /Process focus picks 
 test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: in the value, the JSON and the table', () => {
   const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cpu-')), 'out.json');
   after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
-  // the process-wide CPU clock (as where the per-thread one is not built): the busy workers' time lands in the main thread's timer
+  // the process-wide CPU clock (as where the per-thread one is not built): the four busy workers' time lands in the main thread's timer
   const run = (clock: string) => {
     const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '1500'],
       { cwd: FIXTURES, encoding: 'utf8', env: { ...process.env, PARANODE_CPU_CLOCK: clock } });
@@ -321,7 +321,7 @@ test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: 
     return { r, v };
   };
   const wrong = run('process');
-  assert.ok(wrong.v.total > 1.5, JSON.stringify(wrong.v));
+  assert.ok(wrong.v.total > 1.2, JSON.stringify(wrong.v));
   assert.match(wrong.v.implausible ?? '', /^not a real value: thread \d+\/main read \d+\.\d\d CPU s in \d+\.\d\d s \(\d+\.\d\d CPU s\/s\), more than the 1 CPU s\/s one thread can use/);
   assert.match(wrong.r.stderr, /\nwarning: cpu_inclusive @ \/Code\/cpu-clock\.js\/waitForWorkers: not a real value: /);
   // the thread's own clock: blocked, it used (almost) none, and nothing is said

@@ -32,6 +32,17 @@ export interface Calibration {
    * reached), [least, most] over the shapes of calibrate/pin.js.
    */
   pinned: Pair;
+  /**
+   * The same per shape: `arith` (a loop), `strings` (straight-line code calling
+   * built-ins), `calls` (a loop calling a small helper). A function with no loop
+   * runs each of its bytecodes once a call, as `strings` does, and is priced so.
+   */
+  pinnedShapes: Record<string, number>;
+}
+
+/** The pinning factor of a function: its straight-line shape's where it has no loop, else the highest measured. */
+export function pinningFactor(c: Calibration, hasLoop: boolean): number {
+  return hasLoop ? c.pinned[1] : Math.max(1, c.pinnedShapes.strings ?? c.pinned[1]);
 }
 
 export const CALIBRATION_TARGET = path.join(__dirname, '..', '..', '..', 'calibrate', 'target.js');
@@ -50,7 +61,7 @@ export function loadCalibration(): Calibration | null {
     const all = JSON.parse(fs.readFileSync(file(), 'utf8')) as Record<string, Calibration>;
     const c = all[machineKey()];
     // one kept by an older paranode lacks what was added since: measured again
-    return c && Array.isArray(c.pinned) ? c : null;
+    return c && Array.isArray(c.pinned) && c.pinnedShapes ? c : null;
   } catch {
     return null;
   }
@@ -178,7 +189,9 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     child.kill();
   }
   progress?.('  a function pinned in the interpreter by a breakpoint');
-  const pinned = await measurePinning();
+  const pinnedShapes = await measurePinning();
+  const factors = Object.values(pinnedShapes);
+  const pinned: Pair = [Math.min(...factors), Math.max(...factors)];
   const pair = (pick: (h: Host) => number): Pair => [Math.max(0, pick(hosts.f)), Math.max(0, pick(hosts.g))];
   const n = pair((h) => h.B - h.A);
   const mech = pair((h) => h.A - (h.B - h.A));
@@ -194,23 +207,25 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
       v: pair((h) => h.V - h.A),
     },
     pinned,
+    pinnedShapes,
   };
 }
 
-/** Interpreter pinning, [least, most] slowdown factor: calibrate/pin.js in a plain process of this Node. */
-async function measurePinning(): Promise<Pair> {
+/** Interpreter pinning, the slowdown factor of each shape: calibrate/pin.js in a plain process of this Node. */
+async function measurePinning(): Promise<Record<string, number>> {
   const child = spawn(process.execPath, [PIN_TARGET], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '', err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  let factors: number[] = [];
-  try { factors = Object.values(JSON.parse(out) as Record<string, number>); } catch { /* reported below */ }
+  let shapes: Record<string, number> = {};
+  try { shapes = JSON.parse(out) as Record<string, number>; } catch { /* reported below */ }
+  const factors = Object.values(shapes);
   if (code !== 0 || !factors.length || !factors.every((f) => Number.isFinite(f) && f > 0)) {
     throw new Error(`calibration: ${PIN_TARGET} failed (exit ${code}): ${(err || out).trim().slice(0, 400)}`);
   }
   // pinning never makes code faster: a factor under 1 is noise
-  return [Math.max(1, Math.min(...factors)), Math.max(1, ...factors)];
+  return Object.fromEntries(Object.entries(shapes).map(([k, f]) => [k, Math.max(1, f)]));
 }
 
 /**

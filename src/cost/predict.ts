@@ -13,7 +13,7 @@ import { pointMatches } from '../analysis/point-select';
 import { mechanismFor, MechanismName } from '../session/mechanisms/mechanism';
 import type { Resource, Session } from '../session/session';
 import type { Placement, Plan } from '../mdl/evaluate';
-import { Calibration, classCost } from './calibration';
+import { Calibration, classCost, pinningFactor } from './calibration';
 
 /**
  * Static estimates, runs per second of one point: a function of the program is
@@ -92,14 +92,14 @@ export interface Prediction {
   /** of the cost, what keeping functions reached by breakpoints in V8's interpreter costs */
   pinned: number;
   /** those functions, the dearest first, with their own share of the thread and what pinning it costs */
-  pinning: { path: string; thread: string; share: number; known: boolean; cost: number }[];
+  pinning: { path: string; thread: string; share: number; known: boolean; factor: number; cost: number }[];
 }
 
 /**
  * The predicted cost of a plan in one session: its own placements and its
  * constraint flags' (those already in place cost nothing more), and the
  * pinning of each function reached by breakpoints, once per function, at the
- * calibration's highest factor.
+ * calibrated factor of its shape (a loop: the highest; none: straight-line code's).
  */
 export async function predictPlan(plan: Plan, s: Session, cal: Calibration, opts: PredictOptions = {}): Promise<Prediction> {
   const { factor = 1, flagsPlaced = () => false, known, selfShare } = opts;
@@ -117,7 +117,8 @@ export async function predictPlan(plan: Plan, s: Session, cal: Calibration, opts
       if (how === 'breakpoint' && matched && !pinning.has(key)) {
         const share = selfShare?.(r);
         const own = share ?? STATIC_SELF;
-        pinning.set(key, { path: r.path, thread: r.thread, share: own, known: share !== undefined, cost: own * (Math.max(...cal.pinned) - 1) });
+        const factor = pinningFactor(cal, r.points.some((x) => x.kind === 'loop'));
+        pinning.set(key, { path: r.path, thread: r.thread, share: own, known: share !== undefined, factor, cost: own * (factor - 1) });
       }
       const runs = runsOf(p, r, known) * (known?.(r) !== undefined ? 1 : factor);
       if (!runs) continue;
