@@ -21,6 +21,9 @@ import { MetricValue, SampledSeries, StackSamples } from './series';
 import { R } from './target-runtime';
 import { TargetThread, ThreadLimits } from './thread';
 
+/** a worker request unanswered this long is nudged (Node 26 can leave a message to an idle worker undelivered: see CdpOptions) */
+const WORKER_NUDGE_MS = 300;
+
 /** maxPauseMs, activeWaitMs, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
   /** histogram buckets */
@@ -192,7 +195,7 @@ export class Session extends EventEmitter {
 
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
   private async onWorker(p: { sessionId: string; waitingForDebugger: boolean; workerInfo: { title: string; url: string } }): Promise<void> {
-    const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId));
+    const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId), { nudgeAfterMs: WORKER_NUDGE_MS });
     if (this.detaching) {
       // nothing more is set up: let it go (closing detaches its session alone)
       if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
