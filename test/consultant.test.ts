@@ -80,8 +80,9 @@ test('cpu-bound demo starved of CPU (one core shared with three busy processes):
       onStart: (_c, s) => assert.equal(spawnSync('taskset', ['-a', '-p', '-c', core, String(s.pid)]).status, 0),
     });
     const whole = d.searchHistory.find((n) => n.hypothesis === 'cpu_bound' && n.parent === null)!;
-    // the thread ran a fraction of the time: a share of wall time would put hashRecord under 20%
-    assert.ok(whole.state === 'true' && whole.value! < 0.5, `whole program: ${whole.state} ${whole.value}`);
+    // the thread ran a fraction of the time and waited for the core the rest: CPU-bound all the same
+    // (its CPU time alone, about a quarter of the window, fell under the 20% threshold beside more load)
+    assert.ok(whole.state === 'true' && whole.value! > 0.8, `whole program: ${whole.state} ${whole.value}`);
     const b = first(d, 'cpu_bound');
     assert.ok(b, JSON.stringify(d.bottlenecks));
     assert.equal(b.focus, '/Code/cpu-bound.js/hashRecord');

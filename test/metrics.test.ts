@@ -1,6 +1,6 @@
 // The Metric Manager and the standard metric library against real targets.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -314,7 +314,7 @@ test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: 
   after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
   // the process-wide CPU clock (as where the per-thread one is not built): the four busy workers' time lands in the main thread's timer
   const run = (clock: string) => {
-    const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '1500'],
+    const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '3000'],
       { cwd: FIXTURES, encoding: 'utf8', env: { ...process.env, PARANODE_CPU_CLOCK: clock } });
     assert.equal(r.status, 0, r.stderr);
     const v = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; total: number; implausible?: string }[] }).metrics.find((m) => m.name === 'cpu_inclusive')!;
@@ -329,4 +329,33 @@ test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: 
   assert.ok(right.v.total < 0.1, JSON.stringify(right.v));
   assert.equal(right.v.implausible, undefined);
   assert.doesNotMatch(right.r.stderr, /warning:/);
+});
+
+test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
+  // busy.js on one core beside two busy loops: it runs about a third of the time and waits the rest
+  const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];
+  const busy = [0, 1].map(() => spawn('taskset', ['-c', core, process.execPath, '-e', 'const end = Date.now() + 60e3; while (Date.now() < end);'], { stdio: 'ignore' }));
+  after(() => { for (const p of busy) p.kill(); });
+  const t = new Target(path.join(FIXTURES, 'busy.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  assert.equal(spawnSync('taskset', ['-a', '-p', '-c', core, String(t.pid)]).status, 0);
+  const s = await Session.attach(t.pid);
+  after(() => s.detach());
+  const mm = new MetricManager([s]);
+  const wait = await mm.enable('cpu_wait', `/Thread/${t.pid}/main`);
+  const cpu = await mm.enable('cpu', `/Thread/${t.pid}/main`);
+  // the oracle: run_delay (ns) of the target's main thread, as the kernel counts it
+  const runDelay = () => Number(fs.readFileSync(`/proc/${t.pid}/task/${t.pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  await s.sample();
+  const [w0, c0, k0] = [wait.value().total, cpu.value().total, runDelay()];
+  await t.request('spin 1500', /spun/);
+  await s.sample();
+  const [w1, c1, k1] = [wait.value().total, cpu.value().total, runDelay()];
+  const waited = w1 - w0, ran = c1 - c0, kernel = k1 - k0;
+  assert.ok(Math.abs(waited - kernel) < 0.05 + 0.05 * kernel, `cpu_wait ${waited.toFixed(3)} s, the kernel's run delay ${kernel.toFixed(3)} s`);
+  // a 1.5 s spin that got a share of the core: it waited for it much of the time, and ran plus waited about the spin
+  assert.ok(waited > 0.5, `cpu_wait ${waited.toFixed(3)} s during a 1.5 s spin beside two busy loops`);
+  assert.ok(ran + waited > 1.3 && ran + waited < 2, `ran ${ran.toFixed(3)} s + waited ${waited.toFixed(3)} s`);
+  assert.equal(wait.value().units, 's/s');
 });

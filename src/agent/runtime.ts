@@ -4,6 +4,7 @@
 // standing probe requests that are matched against every prepared script,
 // including scripts loaded later. It never throws into the program: every
 // handler body is wrapped, and every entry point here catches.
+import * as fs from 'fs';
 import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { fileURLToPath } from 'url';
@@ -563,8 +564,8 @@ export class Runtime {
   }
 
   /**
-   * [cpu, wall, gc, event loop active, event loop idle, event loop blocked], in
-   * ms since the thread started. While V8's profiler samples (window `w`), the
+   * [cpu, wall, gc, event loop active, event loop idle, event loop blocked,
+   * ready], in ms since the thread started. While V8's profiler samples (window `w`), the
    * event loop's idle time is the share of its samples that found the loop
    * idle: libuv loses the idle time of every wait a profiler signal
    * interrupts (epoll_wait returns EINTR and the wait's start is taken anew),
@@ -588,7 +589,7 @@ export class Runtime {
     if (this.turn) this.blockedMs += now - this.lastBusyCheck;
     else (this.turn = setTimeout(() => { this.turn = null; }, 0)).unref();
     this.lastBusyCheck = now;
-    return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs];
+    return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs, readyMs()];
   }
 
   /**
@@ -830,6 +831,26 @@ function setConstGlobal(name: string, v: unknown): void {
   if (g[name] === v) return;
   delete g[name];
   Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false });
+}
+
+/**
+ * The time this thread was ready to run but waited for a CPU, in ms (Linux:
+ * the run_delay of /proc/thread-self/schedstat, which counts other processes
+ * on its cores and a cgroup's CPU quota alike); 0 where it cannot be read.
+ * Read in the thread itself: thread-self is the caller. The function is taken
+ * now, before the runtime may wrap fs for the program's sync_io: its own
+ * reads are not the program's.
+ */
+let schedstat = process.platform === 'linux';
+const readFile = fs.readFileSync;
+function readyMs(): number {
+  if (!schedstat) return 0;
+  try {
+    return Number(readFile('/proc/thread-self/schedstat', 'latin1').split(' ')[1]) / 1e6 || 0;
+  } catch {
+    schedstat = false;
+    return 0;
+  }
 }
 
 /** Install (once per thread) the runtime and the pass-through helpers the slots call. */

@@ -34,12 +34,20 @@ export interface Hypothesis {
    * it) still shows each function's true share of its work.
    */
   codeShareOfCpu?: boolean;
+  /**
+   * The whole-program test adds this metric's time: for cpu_bound, the time
+   * the thread was ready to run but waited for a CPU. A thread starved by
+   * other processes on its cores, or throttled by a container's CPU quota,
+   * wants the CPU all the time it waits, though it gets a fraction of it.
+   * (Threads are told apart by the CPU they got.)
+   */
+  waitMetric?: string;
 }
 
 export const HYPOTHESES: readonly Hypothesis[] = [
   // Refined by inclusive CPU time (native and built-in callees count for their
   // caller): the bottleneck named is the deepest function on the hot path.
-  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair', codeShareOfCpu: true },
+  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair', codeShareOfCpu: true, waitMetric: 'cpu_wait' },
   { name: 'waiting', title: 'Waiting: the event loop idles on awaited promises, callbacks, timers or I/O', metric: 'event_loop_idle', codeMetric: 'await_wait', threshold: 0.5, inclusive: true },
   { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true, onStack: true },
   { name: 'event_loop_blocked', title: 'Event loop blocked by long tasks', metric: 'event_loop_blocked', threshold: 0.5 },

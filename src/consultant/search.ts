@@ -103,6 +103,8 @@ interface Active {
   calls?: { inst: MetricInstance; start?: Map<string, number>; timings: number };
   /** the thread's CPU time (the whole-program test's instance): the value is a share of it */
   cpu?: { inst: MetricInstance; start?: Map<string, number> };
+  /** the time the thread waited for a CPU (the hypothesis' waitMetric): added to the value */
+  wait?: { inst: MetricInstance; start?: Map<string, number> };
 }
 
 export class PerformanceConsultant extends EventEmitter {
@@ -271,10 +273,13 @@ export class PerformanceConsultant extends EventEmitter {
       const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus), timings: level === 'callsite' ? await this.timingsPerCall(node) : 1 } : undefined;
       const top = h.codeShareOfCpu && level ? this.active.find((a) => a.permanent && a.node === this.topOf(node)) : undefined;
       const cpu = top ? { inst: top.inst } : undefined;
+      // the whole program only: among threads, the one that got the CPU is the bottleneck, not those
+      // that waited for it (on an overloaded machine every runnable thread waits)
+      const wait = h.waitMetric && node.parent === null ? { inst: await this.manager.enable(h.waitMetric, node.focus) } : undefined;
       node.state = 'testing';
       node.note = undefined;
       if (cpu) node.shareOf = 'cpu';
-      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu });
+      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu, wait });
       this.emit('node', node);
     } catch (e) {
       node.state = 'not testable';
@@ -290,7 +295,9 @@ export class PerformanceConsultant extends EventEmitter {
     const calls = a.calls?.inst.threadTotals();
     const each = a.calls && this.cal ? a.calls.timings * this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
     const cpu = a.cpu?.inst.threadTotals();
-    for (const [k, v] of a.inst.threadTotals()) {
+    const wait = a.wait?.inst.threadTotals();
+    for (const [k, total] of a.inst.threadTotals()) {
+      const v = total + (wait ? (wait.get(k) ?? 0) - (a.wait!.start?.get(k) ?? 0) : 0);
       const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
       // a share of the CPU time the thread got; of the window's wall time if it got none
       const got = cpu ? (cpu.get(k) ?? 0) - (a.cpu!.start?.get(k) ?? 0) : 0;
@@ -347,6 +354,7 @@ export class PerformanceConsultant extends EventEmitter {
     a.start = { t, totals: a.inst.threadTotals() };
     if (a.calls) a.calls.start = a.calls.inst.threadTotals();
     if (a.cpu) a.cpu.start = a.cpu.inst.threadTotals();
+    if (a.wait) a.wait.start = a.wait.inst.threadTotals();
   }
 
   /** One step after each sample: judge finished tests, refine, keep the cost under the limit, start tests. */
@@ -604,6 +612,7 @@ export class PerformanceConsultant extends EventEmitter {
     this.active.splice(this.active.indexOf(a), 1);
     await this.manager.disable(a.inst);
     if (a.calls) await this.manager.disable(a.calls.inst);
+    if (a.wait) await this.manager.disable(a.wait.inst);
   }
 
   private async takeOut(a: Active, observed: number): Promise<void> {

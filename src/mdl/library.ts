@@ -25,6 +25,8 @@ export const THREAD_VALUES: Record<string, { units: 'seconds' | 'fraction' }> = 
   elu_idle: { units: 'seconds' },
   /** time between samples in which the event loop did not turn once (one task held it) */
   blocked: { units: 'seconds' },
+  /** time the thread was ready to run but waited for a CPU (Linux schedstat: other processes on its cores, a CPU quota) */
+  ready: { units: 'seconds' },
   /** the instrumentation's own cost, from handler runs by cost class and the calibration */
   cost: { units: 'seconds' },
 };

@@ -34,7 +34,7 @@ export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]
 
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
-const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked'];
+const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked', 'ready'];
 
 /** The samples shares are of: by V8's profiler, those that found the thread busy (as V8's own profiles give shares); else all. */
 export function busySamples(st: StackSamples): number {
