@@ -1,5 +1,6 @@
 // ES modules: prepared at load by a loader hook (launch), by LiveEdit when already loaded (attach).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
@@ -35,4 +36,27 @@ test('attached: already-loaded ES modules are prepared by LiveEdit and count exa
   assert.equal(s.value('t'), 250);
   await s.detach();
   assert.match((await t.request('3', /sum (\d+)/))[1], /^9$/);
+});
+
+test('source-phase imports (`import source x from`, `import.source()`) are prepared where V8 compiles them and count exactly; elsewhere V8 reports its own error', async () => {
+  // Node 24 and 26 compile them (acorn alone does not: the module was left unprepared); Node 22 does not
+  const plain = spawnSync(process.execPath, ['esm/source-phase.mjs'], { cwd: FIXTURES, encoding: 'utf8' });
+  const s = await Session.launch([process.execPath, 'esm/source-phase.mjs'], ['/Code/esm/source-phase.mjs/load.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  let stdout = '', stderr = '';
+  s.child!.stdout!.on('data', (d) => { stdout += d; });
+  s.child!.stderr!.on('data', (d) => { stderr += d; });
+  await s.waitForExit();
+  assert.equal(stdout, plain.stdout);
+  assert.equal(stderr, plain.stderr);
+  assert.equal(s.exitCode, plain.status);
+  if (Number(process.versions.node.split('.')[0]) >= 24) {
+    assert.equal(plain.stdout, '[object WebAssembly.Module]\n./empty.wasm: [object WebAssembly.Module]\n./not-wasm.mjs: SyntaxError\n');
+    assert.equal(s.value('n'), 2);
+    const load = (await s.resources('/Code/esm/source-phase.mjs/*')).find((r) => r.path.endsWith('/load'));
+    assert.equal(load?.prepared, 'load');
+  } else {
+    assert.match(plain.stderr, /SyntaxError/);
+    assert.equal(s.value('n'), 0);
+  }
 });

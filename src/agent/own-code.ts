@@ -4,10 +4,13 @@ import * as path from 'path';
 
 const DIST = path.resolve(__dirname, '..', '..');
 
+/** The packages the agent runs in the target: the load hook's parser (and its import-phase plugin), source maps, TypeScript stripping. */
+export const OWN_PACKAGES = ['acorn', 'acorn-import-phases', 'source-map-js', 'amaro'];
+
 /** Directories (with a trailing separator) holding code the agent runs in the target. */
 export function ownCodeDirs(): string[] {
   const dirs = [DIST];
-  for (const pkg of ['acorn', 'source-map-js', 'amaro']) {
+  for (const pkg of OWN_PACKAGES) {
     try { dirs.push(path.dirname(require.resolve(`${pkg}/package.json`))); } catch { /* not installed */ }
   }
   return dirs.map((d) => d + path.sep);

@@ -17,6 +17,7 @@ import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
+import { OWN_PACKAGES } from './own-code';
 import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
@@ -113,9 +114,9 @@ const OWN_CODE = path.resolve(__dirname, '..');
  * hook): left out of stack samples too, or its preparation of a module shows as the
  * program's own hot code. A program using the very same installed file loses it too.
  */
-const OWN_DEPS = ['acorn', 'source-map-js'].flatMap((name) => {
+const OWN_DEPS = OWN_PACKAGES.flatMap((name) => {
   try {
-    const file = require.resolve(name);
+    const file = require.resolve(`${name}/package.json`);
     const dir = `${path.sep}node_modules${path.sep}${name}${path.sep}`;
     const at = file.lastIndexOf(dir);
     return at >= 0 ? [file.slice(0, at + dir.length)] : [];

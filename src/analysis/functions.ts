@@ -3,6 +3,8 @@
 // (resources, LiveEdit planning) and the in-target load hook (preparation),
 // so both sides agree on function and point numbering.
 import * as acorn from 'acorn';
+import importPhases from 'acorn-import-phases';
+import * as vm from 'vm';
 import { moduleNameOf } from './module-name';
 import { loadSourceMap, originalPosition } from './sourcemap';
 
@@ -52,19 +54,42 @@ export interface ScriptAnalysis {
 
 type Node = acorn.Node & Record<string, any>;
 
+/** Whether this V8 compiles an expression (a script, compiled, never run). */
+function compiles(code: string): boolean {
+  try {
+    new vm.Script(code);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * acorn, plus the import phases this V8 compiles (source-phase imports,
+ * `import source x from` and `import.source(m)`, compile on Node 24 and 26;
+ * `import defer` where V8 has it). acorn alone has neither, and leaving out
+ * what V8 lacks keeps such a script unprepared, so V8 reports its own error
+ * on the original text.
+ */
+let parser: typeof acorn.Parser | undefined;
+function theParser(): typeof acorn.Parser {
+  return parser ??= acorn.Parser.extend(importPhases({ source: compiles('import.source("x")'), defer: compiles('import.defer("x")') }));
+}
+
 export function parseSource(source: string, sourceType?: 'script' | 'module'): { ast: Node; sourceType: 'script' | 'module' } {
   const opts: acorn.Options = { ecmaVersion: 'latest', locations: true, allowHashBang: true };
   // a CommonJS module is a function body (`return` at top level); `await` is an
   // identifier there, as in any script
   const script: acorn.Options = { ...opts, sourceType: 'script', allowReturnOutsideFunction: true };
   const module: acorn.Options = { ...opts, sourceType: 'module' };
-  if (sourceType) return { ast: acorn.parse(source, sourceType === 'module' ? module : script) as Node, sourceType };
+  const P = theParser();
+  if (sourceType) return { ast: P.parse(source, sourceType === 'module' ? module : script) as Node, sourceType };
   // CommonJS is parsed as a script; fall back to module for ESM syntax.
   try {
-    return { ast: acorn.parse(source, script) as Node, sourceType: 'script' };
+    return { ast: P.parse(source, script) as Node, sourceType: 'script' };
   } catch (e) {
     try {
-      return { ast: acorn.parse(source, module) as Node, sourceType: 'module' };
+      return { ast: P.parse(source, module) as Node, sourceType: 'module' };
     } catch {
       throw e;
     }
