@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { test } from 'node:test';
-import { CLI, FIXTURES, ROOT, runNode } from './support/helpers';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { CLI, FIXTURES, ROOT, runNode, Target } from './support/helpers';
 
 const EVERYTHING = ['/Code/**.entry: e++', '/Code/**.exit: x++', '/Code/**.calls: k++', '/Code/**.calls postInsn: r++'];
 
@@ -36,4 +37,29 @@ test('a program that looks at itself (module cache, stack while loading, its fun
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, plain.stdout);
   assert.equal(r.stderr, plain.stderr);
+});
+
+test('launched: an ES module main and a CommonJS one print the same stacks as plainly, and a program listening for process "worker" events is not told of paranode\'s relay', () => {
+  for (const program of ['sees/stack.mjs', 'sees/worker-events.js']) {
+    const input = 'count\nexit\n';
+    const plain = spawnSync(process.execPath, [program], { cwd: FIXTURES, encoding: 'utf8', input });
+    assert.equal(plain.status, 0, plain.stderr);
+    const r = spawnSync(process.execPath, [CLI, 'run', '-q', '-p', '/Code/**.entry: e++', '--', process.execPath, program], { cwd: FIXTURES, encoding: 'utf8', input });
+    assert.equal(r.status, 0, r.stderr);
+    // before: one more frame (processTicksAndRejections) under the ES module main, and "worker events 1"
+    assert.equal(r.stdout, plain.stdout);
+    assert.equal(r.stderr, plain.stderr);
+  }
+});
+
+test('attached: a program listening for process "worker" events is not told of paranode\'s relay', async () => {
+  const t = new Target(path.join(FIXTURES, 'sees', 'worker-events.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  after(() => s.detach());
+  await s.probe('/Code/sees/worker-events.js/**.entry: e++');
+  await t.request('count', /worker events (\d+)/).then((m) => assert.equal(m[1], '0'));
+  await s.detach();
+  await t.request('count', /worker events (\d+)/).then((m) => assert.equal(m[1], '0'));
 });
