@@ -4,7 +4,7 @@
 // time, dormant again after detach; the program's output unchanged; the
 // start-up cache of prepared code.
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -264,4 +264,26 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.equal(PreparedCache.open({ PARANODE_CACHE: 'off', PARANODE_CACHE_DIR: dir }), null);
   fs.chmodSync(dir, 0o755);
   assert.equal(PreparedCache.open({ PARANODE_CACHE_DIR: dir }), null, 'a directory others can read is not used');
+});
+
+test('dormant by --require (-r paranode/agent): stack traces of CommonJS and ES module mains are byte for byte the plain ones; attached later, a probe counts exactly by slot', async () => {
+  // (--import of any module makes Node load a CommonJS main through its ES module loader: other frames)
+  for (const program of ['sees/stack.mjs', 'sees/worker-events.js']) {
+    const input = 'count\nexit\n';
+    const plain = spawnSync(process.execPath, [program], { cwd: FIXTURES, encoding: 'utf8', input });
+    const dormant = spawnSync(process.execPath, ['-r', AGENT, program], { cwd: FIXTURES, encoding: 'utf8', input });
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.deepEqual([dormant.status, dormant.stdout, dormant.stderr], [plain.status, plain.stdout, plain.stderr], program);
+  }
+  const t = new Target(target, [], ['-r', AGENT]);
+  after(() => t.kill());
+  await socketAppears(t.pid, t);
+  const s = await Session.attach(t.pid);
+  const r = await s.probe('/Code/dormant-target.js/f.entry: n++');
+  assert.equal(r.bySlot, 1);
+  await t.request('321', new RegExp(`done ${sum(321)}\\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 321);
+  assert.equal(s.usedInspectorPort, false);
+  await s.detach();
 });

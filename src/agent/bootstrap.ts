@@ -7,6 +7,7 @@ import * as path from 'path';
 import { Worker, isMainThread, threadId } from 'worker_threads';
 import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { installLoadHooks } from './hooks';
+import { withHeldTicks } from './held-ticks';
 import { forgetOwnModules } from './own-code';
 import { install, Runtime } from './runtime';
 import { announceExit, ExitHandshake, joinSession } from './worker-exit';
@@ -65,7 +66,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     const connected = new Int32Array(new SharedArrayBuffer(4));
     const released = new Int32Array(new SharedArrayBuffer(4));
     const over = new Int32Array(new SharedArrayBuffer(4));
-    const worker = unannounced(() => new Worker(path.join(__dirname, 'relay.js'), {
+    // without Node's process 'worker' event for it: the program's listeners would be told of our relay
+    const worker = withHeldTicks(() => new Worker(path.join(__dirname, 'relay.js'), {
       workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, openedPort: config.openedPort === true },
       // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one, and the
       // program's flags too (--cpu-prof, --heap-prof: a worker writes a profile file of its own)
@@ -73,7 +75,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       execArgv: [],
       stdout: false,
       stderr: false,
-    }));
+    }), (relay, event, args) => event === 'worker' && args[0] === relay);
     // the relay asks before it ends (see relay.ts end()); unref'd after the listener, which refs it
     worker.on('message', (m) => { if (m === 'ping') worker.postMessage('pong'); });
     worker.unref();
@@ -86,39 +88,6 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   }
   forgetOwnModules();
   return { pid: process.pid, threadId };
-}
-
-/**
- * Create a Worker without Node's `process` 'worker' event for it. Node emits it
- * from a nextTick queued by the constructor: a program listening for it would
- * be told of paranode's relay, and at launch a tick queued by the preload makes
- * an ES module main start inside processTicksAndRejections, one more frame in
- * every stack trace it takes. The constructor's ticks are held while it runs
- * and run at once with that one event left out (no program code runs between:
- * this is synchronous).
- */
-function unannounced(make: () => Worker): Worker {
-  const nextTick = process.nextTick;
-  const held: [(...a: unknown[]) => void, unknown[]][] = [];
-  process.nextTick = ((cb: (...a: unknown[]) => void, ...args: unknown[]) => { held.push([cb, args]); }) as typeof process.nextTick;
-  let worker: Worker;
-  try {
-    worker = make();
-  } finally {
-    process.nextTick = nextTick;
-  }
-  const emit = process.emit;
-  process.emit = function (this: unknown, event: string | symbol, ...args: unknown[]) {
-    return event === 'worker' && args[0] === worker ? false : (emit as (...a: unknown[]) => boolean).call(this, event, ...args);
-  } as typeof process.emit;
-  try {
-    for (const [cb, args] of held) {
-      try { cb(...args); } catch { /* Node's own tick: never the program's problem */ }
-    }
-  } finally {
-    process.emit = emit;
-  }
-  return worker;
 }
 
 /**

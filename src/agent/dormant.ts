@@ -1,4 +1,4 @@
-// The dormant agent: `node --import paranode/agent app.js` (or in NODE_OPTIONS).
+// The dormant agent: `node --require paranode/agent app.js` (or --import, or in NODE_OPTIONS).
 // Every module the program loads is prepared at load (slots at every point,
 // all off, through module.registerHooks); nothing else runs. The main thread
 // listens on a Unix socket named by its pid in an owner-only directory (see
@@ -19,6 +19,7 @@ import * as net from 'net';
 import * as wt from 'worker_threads';
 import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { dormantSocket, ensureDormantDir } from './dormant-dir';
+import { withHeldTicks } from './held-ticks';
 import { installLoadHooks } from './hooks';
 import { forgetOwnModules } from './own-code';
 import { install } from './runtime';
@@ -95,7 +96,8 @@ function listen(): void {
     reply({ ok: true, pid: process.pid });
   };
   server.on('error', () => { /* cannot listen: not attachable this way */ });
-  server.listen(file, () => { try { fs.chmodSync(file, 0o600); } catch { /* the directory is owner-only anyway */ } });
+  // 'listening' comes in a nextTick, queued before the program's first line under --require (held-ticks.ts)
+  withHeldTicks(() => server.listen(file, () => { try { fs.chmodSync(file, 0o600); } catch { /* the directory is owner-only anyway */ } }));
   server.unref();
   process.on('exit', () => { try { fs.unlinkSync(file); } catch { /* gone */ } });
 }
