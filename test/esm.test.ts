@@ -57,6 +57,7 @@ test('source-phase imports (`import source x from`, `import.source()`) are prepa
     assert.equal(load?.prepared, 'load');
   } else {
     assert.match(plain.stderr, /SyntaxError/);
-    assert.equal(s.value('n'), 0);
+    // the module never compiled: the probe found no function to count in
+    assert.ok(!s.value('n'), `n = ${s.value('n')}`);
   }
 });

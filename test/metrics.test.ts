@@ -314,7 +314,7 @@ test('a CPU metric that reads more than one thread can use (1 CPU s/s) says so: 
   after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
   // the process-wide CPU clock (as where the per-thread one is not built): the four busy workers' time lands in the main thread's timer
   const run = (clock: string) => {
-    const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '3000'],
+    const r = spawnSync(process.execPath, [CLI, 'run', '--json', json, '-e', 'cpu_inclusive@/Code/cpu-clock.js/waitForWorkers', '--', process.execPath, 'cpu-clock.js', '1500'],
       { cwd: FIXTURES, encoding: 'utf8', env: { ...process.env, PARANODE_CPU_CLOCK: clock } });
     assert.equal(r.status, 0, r.stderr);
     const v = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; total: number; implausible?: string }[] }).metrics.find((m) => m.name === 'cpu_inclusive')!;
