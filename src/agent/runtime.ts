@@ -566,7 +566,7 @@ export class Runtime {
 
   /**
    * [cpu, wall, gc, event loop active, event loop idle, event loop blocked,
-   * ready], in ms since the thread started. While V8's profiler samples (window `w`), the
+   * ready, ran (the kernel's count; -1: unknown)], in ms since the thread started. While V8's profiler samples (window `w`), the
    * event loop's idle time is the share of its samples that found the loop
    * idle: libuv loses the idle time of every wait a profiler signal
    * interrupts (epoll_wait returns EINTR and the wait's start is taken anew),
@@ -590,7 +590,8 @@ export class Runtime {
     if (this.turn) this.blockedMs += now - this.lastBusyCheck;
     else (this.turn = setTimeout(() => { this.turn = null; }, 0)).unref();
     this.lastBusyCheck = now;
-    return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs, readyMs()];
+    const [ran, ready] = schedMs();
+    return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs, ready, ran];
   }
 
   /**
@@ -835,22 +836,25 @@ function setConstGlobal(name: string, v: unknown): void {
 }
 
 /**
- * The time this thread was ready to run but waited for a CPU, in ms (Linux:
- * the run_delay of /proc/thread-self/schedstat, which counts other processes
- * on its cores and a cgroup's CPU quota alike); 0 where it cannot be read.
- * Read in the thread itself: thread-self is the caller. The function is taken
- * now, before the runtime may wrap fs for the program's sync_io: its own
- * reads are not the program's.
+ * This thread's scheduler counts, in ms since it started (Linux: the fields of
+ * /proc/thread-self/schedstat): [time on a CPU, time it was ready to run but
+ * waited for one]. The second counts other processes on its cores and a
+ * cgroup's CPU quota alike; the first is the kernel's own count of the
+ * thread's CPU time, whatever clock the timers use. [-1, 0] where they cannot
+ * be read. Read in the thread itself: thread-self is the caller. The function
+ * is taken now, before the runtime may wrap fs for the program's sync_io: its
+ * own reads are not the program's.
  */
 let schedstat = process.platform === 'linux';
 const readFile = fs.readFileSync;
-function readyMs(): number {
-  if (!schedstat) return 0;
+function schedMs(): [number, number] {
+  if (!schedstat) return [-1, 0];
   try {
-    return Number(readFile('/proc/thread-self/schedstat', 'latin1').split(' ')[1]) / 1e6 || 0;
+    const f = readFile('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return [Number(f[0]) / 1e6, Number(f[1]) / 1e6 || 0];
   } catch {
     schedstat = false;
-    return 0;
+    return [-1, 0];
   }
 }
 

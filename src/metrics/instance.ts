@@ -45,6 +45,8 @@ export interface PerSession {
   base: Map<string, number>;
   /** read the sum of every series named with this prefix (all instances of a /SyncObject kind) */
   sumOf?: string;
+  /** of a CPU-time metric: each thread's CPU time as the kernel counted it when the request was made (see overOneCpu) */
+  ranBase?: Map<string, number>;
 }
 
 /** A request that stands for many instances: its cells are "<stem><resource>", one instance each. */
@@ -157,18 +159,28 @@ export class MetricInstance {
 
   /**
    * Where one thread's CPU time since the request was made is more than the
-   * time since then (> MAX_CPU_RATE, plus 50 ms for clock reads): no measurement
-   * of one thread can be, so its timers counted something else (another
-   * thread's time, an interval twice). Said, never passed silently.
+   * kernel counted the thread on a CPU since then (Linux schedstat), or where
+   * that is not known, more than the time since then (> MAX_CPU_RATE); plus
+   * 50 ms for clock reads. No measurement of one thread can be: its timers
+   * counted something else (another thread's time, an interval twice). Said,
+   * never passed silently.
    */
   private overOneCpu(): string | undefined {
     const elapsed = (performance.now() - this.createdAt) / 1000;
+    const why = '(its timers counted another thread\'s time or an interval twice)';
     for (const ps of this.perSession) {
       for (const t of ps.threads ?? ps.session.threadIds) {
         const { v } = this.read(ps, t);
+        const ran = ps.ranBase && ps.session.sampled(`${THREAD_SERIES}ran`, t);
+        if (ran) {
+          const used = ran.last - (ps.ranBase!.get(t) ?? 0);
+          if (v <= used + 0.05) continue;
+          return `not a real value: thread ${ps.session.pid}/${t} read ${v.toFixed(2)} CPU s in ${elapsed.toFixed(2)} s, in which the kernel counted it ${used.toFixed(2)} s on a CPU: ` +
+            `more than the thread used ${why}`;
+        }
         if (v <= MAX_CPU_RATE * elapsed + 0.05) continue;
         return `not a real value: thread ${ps.session.pid}/${t} read ${v.toFixed(2)} CPU s in ${elapsed.toFixed(2)} s (${(v / elapsed).toFixed(2)} CPU s/s), ` +
-          `more than the 1 CPU s/s one thread can use (its timers counted another thread's time or an interval twice)`;
+          `more than the 1 CPU s/s one thread can use ${why}`;
       }
     }
     return undefined;

@@ -148,7 +148,8 @@ export class MetricManager extends EventEmitter {
       early.push({ inst, plan, probes: plan.placements.map(toReq), flags: plan.flags.map((f) => f.key), parts, obj });
     }
     // whole-thread values from each thread's first line: a program may end before the first sample
-    const session = await Session.launch(command, reqs, { ...opts, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread') });
+    // (and for CPU-time metrics the kernel's count of each thread's CPU time, the bound their values cannot pass)
+    const session = await Session.launch(command, reqs, { ...opts, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
     mm.sessions.push(session);
     const flags = mm.flagsFor(session);
     const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
@@ -157,6 +158,7 @@ export class MetricManager extends EventEmitter {
     for (const e of early) {
       for (const k of e.flags) flags.get(k)!.users++;
       e.inst.perSession.push({ session, plan: e.plan, probes: e.probes.map((id) => standing(id, `metric ${e.inst.metric.name}`)), flags: e.flags, base: new Map() });
+      if (cpuTime(e.inst.metric)) await mm.noteRan(e.inst.perSession[0], true);
       if (e.plan.kind === 'thread' && e.plan.threadValue === 'cost') e.inst.calibration = await mm.costCalibration();
       if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0], true);
       if (e.obj) {
@@ -222,6 +224,7 @@ export class MetricManager extends EventEmitter {
         const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         group.perSession.push(ps);
+        if (cpuTime(m)) await this.noteRan(ps);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
       }
     } catch (e) {
@@ -327,6 +330,7 @@ export class MetricManager extends EventEmitter {
         const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         inst.perSession.push(ps);
+        if (cpuTime(m)) await this.noteRan(ps);
         for (const f of plan.flags) {
           const flags = this.flagsFor(s);
           const have = flags.get(f.key);
@@ -395,6 +399,21 @@ export class MetricManager extends EventEmitter {
     }
   }
 
+  /**
+   * A CPU-time request: each thread's CPU time as the kernel counts it now,
+   * before anything is placed (a sample older than now only loosens the
+   * bound), so that the value can be checked against it (MetricInstance.overOneCpu).
+   * @param fromStart asked for at launch: the counts start at each thread's start
+   */
+  private async noteRan(ps: PerSession, fromStart = false): Promise<void> {
+    const s = ps.session;
+    if (!s.watchingThreads) {
+      await s.watchThreads();
+      await s.sample();
+    }
+    ps.ranBase = new Map(s.threadIds.map((t) => [t, fromStart ? 0 : s.sampled(`${THREAD_SERIES}ran`, t)?.last ?? 0]));
+  }
+
   /** The calibration costs are priced with: loaded, or measured once (progress on 'progress'). */
   async costCalibration(): Promise<Calibration> {
     return (this.cal ??= calibration({ progress: (m) => this.emit('progress', m) }));
@@ -448,3 +467,6 @@ export class MetricManager extends EventEmitter {
     return this.all.flatMap((i) => (isVector(i) ? this.members(i) : [i])).map((i) => i.value()).sort((a, b) => b.total - a.total);
   }
 }
+
+/** a metric of CPU time, whose value per thread cannot pass what the thread used */
+const cpuTime = (m: MetricDecl): boolean => m.units === 'CPU s/s';

@@ -34,7 +34,7 @@ export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]
 
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
-const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked', 'ready'];
+const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked', 'ready', 'ran'];
 
 /** The samples shares are of: by V8's profiler, those that found the thread busy (as V8's own profiles give shares); else all. */
 export function busySamples(st: StackSamples): number {
@@ -88,12 +88,14 @@ export class SampledSeries {
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
     // thread values count from the first sample that has them, not from the thread's start,
     // unless they were watched since before its first line (a launch that asked for them)
+    // (the kernel's CPU time, 'ran', always counts from the thread's start: the bound a timer of the thread cannot pass; -1 where unknown)
     s.thread?.forEach((v, i) => {
       const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
+      if (THREAD_VALUE_NAMES[i] === 'ran' && v < 0) return;
       const key = `${threadFocus}\0${name}`;
       const first = !this.series.has(key);
       const own = this.seriesFor(threadFocus, name, 'seconds');
-      if (first && !s.fromStart) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
+      if (first && !s.fromStart && THREAD_VALUE_NAMES[i] !== 'ran') { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
   }

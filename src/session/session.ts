@@ -444,6 +444,9 @@ export class Session extends EventEmitter {
     return this.specs.filter((p) => ![...(this.placedIn.get(p.id)?.values() ?? [])].some((n) => n > 0)).map((p) => this.probeTexts.get(p.id) ?? `probe ${p.id}`);
   }
 
+  /** whether every thread's own values are measured (see watchThreads) */
+  get watchingThreads(): boolean { return this.watching; }
+
   /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
   async watchThreads(opts: { stacks?: boolean } = {}): Promise<void> {
     this.watching = true;
