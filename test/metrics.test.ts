@@ -335,6 +335,19 @@ test('a CPU metric that reads more than its thread used (the kernel\'s count) sa
   assert.doesNotMatch(right.r.stderr, /warning:/);
 });
 
+test('exclusive CPU time ends at the exit, also where a finally block makes a call after the return value', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-fin-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-e', 'cpu@/Code/finally-call.js/f', '-e', 'procedure_calls@/Code/finally-call.js/f',
+    '-e', 'cpu@/Code/finally-call.js/spin', '--', process.execPath, 'finally-call.js'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics.map((m) => [`${m.name} ${m.focus.split('/').pop()}`, m.total]));
+  assert.equal(got.get('procedure_calls f'), 3);
+  // the spin ran on the CPU (however loaded the machine), and none of it is f's
+  assert.ok(got.get('cpu spin')! > 0.02, JSON.stringify([...got]));
+  assert.ok(got.get('cpu f')! < 0.1 * got.get('cpu spin')!, JSON.stringify([...got]));
+});
+
 test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
   // busy.js on one core beside two busy loops: it runs about a third of the time and waits the rest
   const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];

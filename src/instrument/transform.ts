@@ -13,14 +13,21 @@
 // Text is only inserted, never a newline, so line numbers in stack traces stay.
 // The shapes used:
 //   entry      if(G)G[0](a,b);                       after '{' or the directive prologue
+//   exits      var $pnK=t,$pnR;try{ ... }finally{if(G)$pnP(G,$pnK,$pnR)}
+//              one finally runs the exit handler: each normal exit notes its slot in
+//              $pnK (the throw slot t until then) and its value in $pnR, so that an
+//              exit costs two register moves and no call while its slot is off.
+//              V8 rethrows after a finally with the original location.
+//   return x   return $pnR=(x),$pnK=s,$pnR
+//   return;    {$pnR=void 0;$pnK=s;return;}          no operand added
+//   end        ;$pnR=void 0;$pnK=s;                  after the last statement
+// Generators, LiveEdit and functions with an unslotted return keep a handler per exit:
 //   return x   return $pnP(G,s,(x))                  pass-through helper, no temporaries
 //   return;    {if(G)G[s]();return;}                 no operand added (an async generator's
 //                                                    `return x` awaits x, a bare one does not)
 //   end        ;if(G)G[s]();                         after the last statement
-//   throw      var $pnT=1;try{ ... }finally{if($pnT&&G)G[s]()}   normal exits set $pnT=0;
-//              V8 rethrows after a finally with the original location (LiveEdit and
-//              generators: try{ ... }catch($pnE){...;throw $pnE}, the same object)
-//   generator  var $pnT;try{ ... }catch(..){..}finally{if($pnT===2&&G)G[end]()}
+//   throw      try{ ... }catch($pnE){if(G)G[s]();throw $pnE}   (the same object)
+//   generator  var $pnT;try{ ... }catch($pnE){$pnT=0;..}finally{if($pnT===2&&G)G[end]()}
 //              yields set $pnT=2 while suspended: closed by return() there, it ran no exit
 //   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
 //                                                    one (or nothing); callee text untouched
@@ -104,12 +111,13 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     // yield, which no slot sees: a local flag marks suspension and a finally runs the end slot
     const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0;
     const endPoint = f.points.findIndex((q) => q.exit === 'end');
-    // any other function prepared at load learns that it left by an exception from a local
-    // flag its normal exits clear, in a finally: V8 then rethrows with the original location
-    // (a `throw` in a catch would make an uncaught exception's banner name our line)
-    const doneFlag = mode === 'load' && !f.isGenerator && tryWrap && throwPoint >= 0 &&
+    // any other function prepared at load runs its exit handler in one finally, told which
+    // exit by a local its normal exits set (else the throw slot): V8 then rethrows with the
+    // original location (a `throw` in a catch would make an uncaught exception's banner name our line)
+    const exitLocal = mode === 'load' && !f.isGenerator && tryWrap && throwPoint >= 0 &&
       !f.points.some((q) => (q.exit === 'return' || q.exit === 'end') && f.pointNoSlot.has(q.index));
-    const done = doneFlag ? '$pnT=0;' : '';
+    const exitOpen = `var $pnK=${2 * throwPoint},$pnR;try{`;
+    const exitClose = `}finally{if(${G})$pnP(${G},$pnK,$pnR)}`;
 
     for (const p of f.points) {
       const pn = f.pointNodes[p.index];
@@ -121,15 +129,15 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (blockBody) {
             const { pos, sep } = entryAt!;
             plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});`, 2);
-            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : doneFlag ? 'var $pnT=1;try{' : 'try{', 2);
+            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : exitLocal ? exitOpen : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            const [open, close] = !tw ? ['', '))'] : doneFlag
-              ? ['var $pnT=1;try{', `),$pnT=0)}finally{if($pnT&&${G})${G}[${2 * throwPoint}]()}`]
-              : ['try{', `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
-            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}return $pnP(${G},${2 * exitPoint.index},(`, `${close}}`);
+            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=(`, `),$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
+              : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
+                : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
+            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}`, `${close}}`);
           } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
             wrap(f.index, p.index, node.body.start, node.body.end, `(${G}&&${G}[${slot}](${args}),0)||`, '');
           } else noSlot(p.index, 'expression body cannot take an entry slot by LiveEdit');
@@ -137,23 +145,25 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
         }
         case 'exit': {
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
-            // (the flag is cleared once the value is computed: extra arguments are evaluated in order)
-            if (pn.argument) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, doneFlag ? '),$pnT=0)' : '))');
+            // (the slot is noted once the value is computed: an exception in it leaves by the throw slot)
+            if (pn.argument) {
+              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, '$pnR=(', `),$pnK=${slot},$pnR`);
+              else wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
             // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
-            else wrap(f.index, p.index, pn.start, pn.end, `{${done}if(${G})${G}[${slot}]();`, '}');
+            } else wrap(f.index, p.index, pn.start, pn.end, exitLocal ? `{$pnR=void 0;$pnK=${slot};` : `{if(${G})${G}[${slot}]();`, '}');
           } else if (p.exit === 'return') {
             // expression-bodied arrow: handled with the entry slot at load time
             if (mode !== 'load') noSlot(p.index, 'exit of an expression-bodied arrow needs a suffix LiveEdit cannot place');
           } else if (p.exit === 'end') {
-            plain(f.index, p.index, endAt, `;${done}if(${G})${G}[${slot}]();`, endPhase);
+            plain(f.index, p.index, endAt, exitLocal ? `;$pnR=void 0;$pnK=${slot};` : `;if(${G})${G}[${slot}]();`, endPhase);
           } else if (p.exit === 'throw') {
             if (!blockBody) {
               if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
               const closed = genFlag ? `finally{if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
-              plain(f.index, p.index, endAt, doneFlag ? `}finally{if($pnT&&${G})${G}[${slot}]()};`
-                : `}catch($pnE){if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
+              // (a generator's throw() at a yield throws while the flag says suspended: the catch clears it, one exit)
+              plain(f.index, p.index, endAt, exitLocal ? `${exitClose};` : `}catch($pnE){${genFlag ? '$pnT=0;' : ''}if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
             } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
           break;
