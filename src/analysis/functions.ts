@@ -73,8 +73,27 @@ function compiles(code: string): boolean {
  */
 let parser: typeof acorn.Parser | undefined;
 function theParser(): typeof acorn.Parser {
-  return parser ??= acorn.Parser.extend(importPhases({ source: compiles('import.source("x")'), defer: compiles('import.defer("x")') }));
+  if (parser) return parser;
+  const source = compiles('import.source("x")');
+  const Phases = acorn.Parser.extend(importPhases({ source, defer: compiles('import.defer("x")') })) as any;
+  // `import source from from '…'` binds `from` in the source phase; the plugin takes
+  // `source from` for a default import named source and fails at the second `from`
+  parser = class extends Phases {
+    parseImportSpecifiers(): unknown {
+      const self = this as any;
+      if (source && self.isContextual('source') && SOURCE_FROM_FROM.test(self.input.slice(self.end))) {
+        self.next();
+        self._phase = 'source';
+      }
+      return super.parseImportSpecifiers();
+    }
+  } as unknown as typeof acorn.Parser;
+  return parser;
 }
+
+/** after `import source`: `from`, `from`, then the module's string (comments and white space between) */
+const GAP = String.raw`(?:\s|\/\/[^\n\r\u2028\u2029]*|\/\*[\s\S]*?\*\/)`;
+const SOURCE_FROM_FROM = new RegExp(`^${GAP}+from${GAP}+from${GAP}*['"]`);
 
 export function parseSource(source: string, sourceType?: 'script' | 'module'): { ast: Node; sourceType: 'script' | 'module' } {
   const opts: acorn.Options = { ecmaVersion: 'latest', locations: true, allowHashBang: true };
