@@ -539,6 +539,11 @@ export class PerformanceConsultant extends EventEmitter {
       const siblings = this.nodes.filter((x) => x.parent === n.parent && x !== n);
       if (anonymous >= n.threshold && !siblings.some((x) => (st.hits.get(sampleKey(codeOf(x.focus)!)) ?? 0) / base >= n.threshold)) return 'test';
     }
+    // A share of few samples says little: an I/O-bound thread busy in 5 of 100 samples puts
+    // one hit at 20 %. Decided once the share is two standard errors (binomial, at the
+    // threshold) from the threshold, or at five times the samples needed, whatever it is then.
+    const se = Math.sqrt(n.threshold * (1 - n.threshold) / base);
+    if (Math.abs(hits / base - n.threshold) < 2 * se && st.samples < 5 * samplesNeeded(st)) return 'wait';
     const t = this.now();
     n.value = hits / base;
     n.thread = `${this.session.pid}/${label}`;
