@@ -63,3 +63,15 @@ test('attached: a program listening for process "worker" events is not told of p
   await s.detach();
   await t.request('count', /worker events (\d+)/).then((m) => assert.equal(m[1], '0'));
 });
+
+test('launched: a program that dies of an uncaught exception (in a function, a generator, an async function) prints Node\'s banner as plainly: line, caret, stack, exit code', () => {
+  for (const where of ['function', 'generator', 'async']) {
+    const plain = spawnSync(process.execPath, ['sees/uncaught.js', where], { cwd: FIXTURES, encoding: 'utf8' });
+    assert.equal(plain.status, 1);
+    assert.match(plain.stderr, /uncaught\.js:\d+\n {2}throw new \w+\('from an? [\w ]+'\);\n +\^\n/);
+    const r = spawnSync(process.execPath, [CLI, 'run', '-q', '-p', '/Code/**.entry: e++', '--', process.execPath, 'sees/uncaught.js', where], { cwd: FIXTURES, encoding: 'utf8' });
+    // before: a generator's exception was rethrown from a catch of ours, and the banner showed that line
+    assert.equal(r.stderr, plain.stderr, where);
+    assert.equal(r.status, plain.status, where);
+  }
+});

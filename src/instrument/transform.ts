@@ -21,14 +21,16 @@
 //   return x   return $pnR=(x),$pnK=s,$pnR
 //   return;    {$pnR=void 0;$pnK=s;return;}          no operand added
 //   end        ;$pnR=void 0;$pnK=s;                  after the last statement
-// Generators, LiveEdit and functions with an unslotted return keep a handler per exit:
+//   yield      $pnP(G,r,yield $pnP(G,a,(X),$pnK=end),$pnK=t)   suspended: closed by return()
+//                                                    there, the end slot runs
+// LiveEdit and functions with an unslotted return keep a handler per exit:
 //   return x   return $pnP(G,s,(x))                  pass-through helper, no temporaries
 //   return;    {if(G)G[s]();return;}                 no operand added (an async generator's
 //                                                    `return x` awaits x, a bare one does not)
 //   end        ;if(G)G[s]();                         after the last statement
 //   throw      try{ ... }catch($pnE){if(G)G[s]();throw $pnE}   (the same object)
 //   generator  var $pnT;try{ ... }catch($pnE){$pnT=0;..}finally{if($pnT===2&&G)G[end]()}
-//              yields set $pnT=2 while suspended: closed by return() there, it ran no exit
+//              (one with an unslotted return) yields set $pnT=2 while suspended
 //   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
 //                                                    one (or nothing); callee text untouched
 //   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
@@ -107,15 +109,17 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     const entryAt = blockBody ? entryPos(source, node.body, mode) : null;
     const endAt = blockBody ? endPos(node.body, mode) : -1;
     const endPhase = entryAt && entryAt.pos === endAt ? 2 : 1;
-    // a generator closed by return() while suspended leaves by a return completion at its
-    // yield, which no slot sees: a local flag marks suspension and a finally runs the end slot
-    const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0;
     const endPoint = f.points.findIndex((q) => q.exit === 'end');
-    // any other function prepared at load runs its exit handler in one finally, told which
-    // exit by a local its normal exits set (else the throw slot): V8 then rethrows with the
-    // original location (a `throw` in a catch would make an uncaught exception's banner name our line)
-    const exitLocal = mode === 'load' && !f.isGenerator && tryWrap && throwPoint >= 0 &&
+    // a function prepared at load runs its exit handler in one finally, told which exit by a
+    // local its normal exits set (else the throw slot): V8 then rethrows with the original
+    // location (a `throw` in a catch would make an uncaught exception's banner name our line).
+    // A generator's yield sets it to the end slot while suspended: closed by return() there,
+    // it leaves by a return completion no slot sees (closed by throw() there, it counts as
+    // the end too: a finally cannot tell the two apart)
+    const exitLocal = mode === 'load' && tryWrap && throwPoint >= 0 && (!f.isGenerator || (blockBody && endPoint >= 0)) &&
       !f.points.some((q) => (q.exit === 'return' || q.exit === 'end') && f.pointNoSlot.has(q.index));
+    // a generator with a return that has no slot: a flag marks suspension, a catch the exception
+    const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0 && !exitLocal;
     const exitOpen = `var $pnK=${2 * throwPoint},$pnR;try{`;
     const exitClose = `}finally{if(${G})$pnP(${G},$pnK,$pnR)}`;
 
@@ -177,9 +181,9 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           // resume wraps the whole await/yield, suspend wraps its operand
           const resume = f.points[p.index + 1];
           const rslot = 2 * resume.index;
-          // in a flagged generator, a yield sets the flag while suspended (extra arguments, evaluated in order)
-          const flag = genFlag && pn!.type === 'YieldExpression';
-          const [suspended, resumed] = flag ? [',$pnT=2', ',$pnT=0'] : ['', ''];
+          // in a generator, a yield notes the end slot (or sets the flag) while suspended (extra arguments, evaluated in order)
+          const flag = f.isGenerator && (exitLocal || genFlag) && pn!.type === 'YieldExpression';
+          const [suspended, resumed] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
           if (pn!.argument) {
             wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, `${resumed})`);
             wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, `)${suspended})`);
