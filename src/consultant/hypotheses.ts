@@ -42,12 +42,19 @@ export interface Hypothesis {
    * (Threads are told apart by the CPU they got.)
    */
   waitMetric?: string;
+  /**
+   * With waitMetric: the time, per thread, that its event loop was idle. The
+   * value counts on or waiting for a CPU only while the loop was not idle: a
+   * thread woken by I/O on a loaded machine waits for a CPU inside its idle
+   * wait (libuv's epoll_wait returns once it runs), and is not CPU-bound for it.
+   */
+  idleMetric?: string;
 }
 
 export const HYPOTHESES: readonly Hypothesis[] = [
   // Refined by inclusive CPU time (native and built-in callees count for their
   // caller): the bottleneck named is the deepest function on the hot path.
-  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair', codeShareOfCpu: true, waitMetric: 'cpu_wait' },
+  { name: 'cpu_bound', title: 'CPU-bound: JavaScript running on the CPU', metric: 'cpu', codeMetric: 'cpu_inclusive', threshold: 0.2, inclusive: true, onStack: true, compensate: 'cpuPair', codeShareOfCpu: true, waitMetric: 'cpu_wait', idleMetric: 'event_loop_idle' },
   { name: 'waiting', title: 'Waiting: the event loop idles on awaited promises, callbacks, timers or I/O', metric: 'event_loop_idle', codeMetric: 'await_wait', threshold: 0.5, inclusive: true },
   { name: 'sync_io', title: 'Blocking synchronous I/O (fs and child_process *Sync calls)', metric: 'sync_io', codeMetric: 'sync_io', threshold: 0.1, inclusive: true, onStack: true },
   { name: 'event_loop_blocked', title: 'Event loop blocked by long tasks', metric: 'event_loop_blocked', threshold: 0.5 },

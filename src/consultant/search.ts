@@ -105,6 +105,8 @@ interface Active {
   cpu?: { inst: MetricInstance; start?: Map<string, number> };
   /** the time the thread waited for a CPU (the hypothesis' waitMetric): added to the value */
   wait?: { inst: MetricInstance; start?: Map<string, number> };
+  /** the time its event loop was idle (the hypothesis' idleMetric): the value is at most the rest */
+  idle?: { inst: MetricInstance; start?: Map<string, number> };
 }
 
 export class PerformanceConsultant extends EventEmitter {
@@ -276,10 +278,11 @@ export class PerformanceConsultant extends EventEmitter {
       // the whole program only: among threads, the one that got the CPU is the bottleneck, not those
       // that waited for it (on an overloaded machine every runnable thread waits)
       const wait = h.waitMetric && node.parent === null ? { inst: await this.manager.enable(h.waitMetric, node.focus) } : undefined;
+      const idle = wait && h.idleMetric ? { inst: await this.manager.enable(h.idleMetric, node.focus) } : undefined;
       node.state = 'testing';
       node.note = undefined;
       if (cpu) node.shareOf = 'cpu';
-      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu, wait });
+      this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu, wait, idle });
       this.emit('node', node);
     } catch (e) {
       node.state = 'not testable';
@@ -296,13 +299,16 @@ export class PerformanceConsultant extends EventEmitter {
     const each = a.calls && this.cal ? a.calls.timings * this.cal.primitive[this.hyp(a.node).compensate!][1] / 2 / 1e9 : 0;
     const cpu = a.cpu?.inst.threadTotals();
     const wait = a.wait?.inst.threadTotals();
+    const idle = a.idle?.inst.threadTotals();
     for (const [k, total] of a.inst.threadTotals()) {
-      const v = total + (wait ? (wait.get(k) ?? 0) - (a.wait!.start?.get(k) ?? 0) : 0);
+      let used = total - (a.start!.totals.get(k) ?? 0) + (wait ? (wait.get(k) ?? 0) - (a.wait!.start?.get(k) ?? 0) : 0);
+      // on or waiting for a CPU only while its event loop was not idle (see Hypothesis.idleMetric)
+      if (idle && wait) used = Math.min(used, Math.max(total - (a.start!.totals.get(k) ?? 0), dt - ((idle.get(k) ?? 0) - (a.idle!.start?.get(k) ?? 0))));
       const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
       // a share of the CPU time the thread got; of the window's wall time if it got none
       const got = cpu ? (cpu.get(k) ?? 0) - (a.cpu!.start?.get(k) ?? 0) : 0;
       const per = cpu && got > 1e-3 * dt ? got : dt;
-      out.set(k, per > 0 ? Math.min(cpu ? 1 : Infinity, Math.max(0, v - (a.start!.totals.get(k) ?? 0) - n * each) / per) : 0);
+      out.set(k, per > 0 ? Math.min(cpu ? 1 : Infinity, Math.max(0, used - n * each) / per) : 0);
     }
     return out;
   }
@@ -355,6 +361,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (a.calls) a.calls.start = a.calls.inst.threadTotals();
     if (a.cpu) a.cpu.start = a.cpu.inst.threadTotals();
     if (a.wait) a.wait.start = a.wait.inst.threadTotals();
+    if (a.idle) a.idle.start = a.idle.inst.threadTotals();
   }
 
   /** One step after each sample: judge finished tests, refine, keep the cost under the limit, start tests. */
@@ -618,6 +625,7 @@ export class PerformanceConsultant extends EventEmitter {
     await this.manager.disable(a.inst);
     if (a.calls) await this.manager.disable(a.calls.inst);
     if (a.wait) await this.manager.disable(a.wait.inst);
+    if (a.idle) await this.manager.disable(a.idle.inst);
   }
 
   private async takeOut(a: Active, observed: number): Promise<void> {
