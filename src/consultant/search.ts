@@ -300,13 +300,16 @@ export class PerformanceConsultant extends EventEmitter {
     const cpu = a.cpu?.inst.threadTotals();
     const wait = a.wait?.inst.threadTotals();
     const idle = a.idle?.inst.threadTotals();
+    // a thread's growth of a total over the window
+    const since = (now: Map<string, number> | undefined, from: Map<string, number> | undefined, k: string) => (now?.get(k) ?? 0) - (from?.get(k) ?? 0);
     for (const [k, total] of a.inst.threadTotals()) {
-      let used = total - (a.start!.totals.get(k) ?? 0) + (wait ? (wait.get(k) ?? 0) - (a.wait!.start?.get(k) ?? 0) : 0);
+      const own = total - (a.start!.totals.get(k) ?? 0);
+      let used = own + since(wait, a.wait?.start, k);
       // on or waiting for a CPU only while its event loop was not idle (see Hypothesis.idleMetric)
-      if (idle && wait) used = Math.min(used, Math.max(total - (a.start!.totals.get(k) ?? 0), dt - ((idle.get(k) ?? 0) - (a.idle!.start?.get(k) ?? 0))));
-      const n = calls ? (calls.get(k) ?? 0) - (a.calls!.start?.get(k) ?? 0) : 0;
+      if (idle && wait) used = Math.min(used, Math.max(own, dt - since(idle, a.idle!.start, k)));
+      const n = since(calls, a.calls?.start, k);
       // a share of the CPU time the thread got; of the window's wall time if it got none
-      const got = cpu ? (cpu.get(k) ?? 0) - (a.cpu!.start?.get(k) ?? 0) : 0;
+      const got = since(cpu, a.cpu?.start, k);
       const per = cpu && got > 1e-3 * dt ? got : dt;
       out.set(k, per > 0 ? Math.min(cpu ? 1 : Infinity, Math.max(0, used - n * each) / per) : 0);
     }

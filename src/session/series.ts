@@ -90,12 +90,13 @@ export class SampledSeries {
     // unless they were watched since before its first line (a launch that asked for them)
     // (the kernel's CPU time, 'ran', always counts from the thread's start: the bound a timer of the thread cannot pass; -1 where unknown)
     s.thread?.forEach((v, i) => {
+      const ran = THREAD_VALUE_NAMES[i] === 'ran';
+      if (ran && v < 0) return;
       const name = `${THREAD_SERIES}${THREAD_VALUE_NAMES[i]}`;
-      if (THREAD_VALUE_NAMES[i] === 'ran' && v < 0) return;
       const key = `${threadFocus}\0${name}`;
       const first = !this.series.has(key);
       const own = this.seriesFor(threadFocus, name, 'seconds');
-      if (first && !s.fromStart && THREAD_VALUE_NAMES[i] !== 'ran') { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
+      if (first && !s.fromStart && !ran) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
   }
