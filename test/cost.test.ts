@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
+import { SWITCH_GAP_MS } from '../src/agent/runtime';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
 import { Session } from '../src/session/session';
@@ -176,4 +177,64 @@ test('observed cost of pinning: each V8 stack sample in which a function holding
   const before = own();
   while (own() < before + 20) await s.sample();
   assert.equal(s.sampled('_pnx:pinned')?.last, pinned);
+});
+
+test('observed cost of switching slots: each function a request switches counts once, as seen running in V8\'s samples (the calibrated cost) or not (at most that); switches of one function in a burst count once', async () => {
+  const c = await calibration();
+  assert.ok(c.switched[0] >= 0 && c.switched[1] >= c.switched[0] && Number.isFinite(c.switched[1]), `switched ${c.switched}`);
+  assert.deepEqual(classCost(c, 'switch'), c.switched);
+  assert.deepEqual(classCost(c, 'switch-unseen'), [0, c.switched[1]]);
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'switching.js')], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  await lineRequests(s.child!)('', /ready/);
+  const cost = await new MetricManager([s]).enable('observed_cost');
+  const counts = async () => { await s.sample(); return { seen: s.sampled('_pnx:switch')?.last ?? 0, unseen: s.sampled('_pnx:switch-unseen')?.last ?? 0 }; };
+  // a switch of a function counts where its last counted one is SWITCH_GAP_MS behind
+  const gap = () => new Promise((r) => setTimeout(r, SWITCH_GAP_MS + 10));
+  // no stack samples: every switch is one that cannot be told
+  const a = await s.probe('/Code/switching.js/hot.entry: n++');
+  assert.deepEqual(await counts(), { seen: 0, unseen: 1 });
+  await gap();
+  await s.removeProbe(a.id);
+  assert.deepEqual(await counts(), { seen: 0, unseen: 2 });
+  // in and out again at once: V8 threw its code away once
+  await gap();
+  const t0 = performance.now();
+  await s.removeProbe((await s.probe('/Code/switching.js/hot.entry: n++')).id);
+  const burst = performance.now() - t0;
+  const grew = (await counts()).unseen - 2;
+  assert.ok(grew === 1 || (grew === 2 && burst >= SWITCH_GAP_MS), `${grew} switches counted for two ${burst.toFixed(1)} ms apart at most`);
+  const u0 = 2 + grew;
+  // never's exits are several slots of one function: one switch
+  const b = await s.probe('/Code/switching.js/never.exit: m++');
+  assert.ok(b.placed > 1, `never has ${b.placed} exit slots`);
+  assert.deepEqual(await counts(), { seen: 0, unseen: u0 + 1 });
+  // with V8's samples: whichever of the loop's functions they see running (V8 gives an inlined
+  // function's ticks to the function it is inlined into) is seen; never is not
+  await s.watchThreads({ stacks: true });
+  let running: string | undefined;
+  while (!(running = ['hot', 'work', 'outer'].find((f) => s.stackSamples('main').own.has(`switching.js/${f}`)))) await s.sample();
+  await gap();
+  const c1 = await s.probe(`/Code/switching.js/${running}.entry: n++`);
+  await s.removeProbe(b.id);
+  assert.deepEqual(await counts(), { seen: 1, unseen: u0 + 2 }, `${running} is seen running`);
+  await gap();
+  await s.removeProbe(c1.id);
+  assert.deepEqual(await counts(), { seen: 2, unseen: u0 + 2 });
+  // priced into the observed cost: the seen ones at least at the calibrated low cost, all at most the high
+  const v = cost.value().range!;
+  assert.ok(v[0] >= 2 * c.switched[0] / 1e9, `${v} against 2 switches of ${c.switched} ns`);
+  assert.ok(v[1] >= (4 + u0) * c.switched[1] / 1e9, `${v} against ${4 + u0} switches of ${c.switched} ns`);
+  // one request switching every function: V8 throws away each running function's code once, whatever it
+  // inlined, so the unseen ones count at most one per running function not switched as seen
+  await gap();
+  const before = await counts();
+  const all = await s.probe('/Code/switching.js/*.entry: k++');
+  const after_ = await counts();
+  const fns = new Set((await s.resources('/Code/switching.js/*')).map((r) => r.path)).size;
+  assert.ok(all.placed >= 5 && fns >= 5, `${all.placed} entries of ${fns} functions`);
+  assert.ok(after_.seen > before.seen, JSON.stringify({ before, after_ }));
+  // never, at least, ran in no sample: fewer switches count than functions were switched
+  assert.ok(after_.seen + after_.unseen - before.seen - before.unseen < fns, JSON.stringify({ before, after_, fns }));
+  await s.detach();
 });

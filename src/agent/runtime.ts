@@ -139,6 +139,27 @@ export const TOOL_CLASS = 'tool';
  * own code, each a sampling interval of the thread's time run that much slower.
  */
 export const PINNED_CLASS = 'pinned';
+/**
+ * The cost classes of switching a function's slot guard (counted by the
+ * runtime, once per function a request of the tool switched): V8 throws away
+ * the optimized code that read the guard (the function's and that of the
+ * functions it was inlined into) and runs it slower until it has optimized it
+ * again. `seen`: V8's latest RECENT_SAMPLES stack samples saw the function
+ * running its own code (innermost), priced as calibrated; `unseen`: they did
+ * not, or there are none. A function V8 inlines is not in its samples (its
+ * ticks are its inliner's), so an unseen switch may still cost that much (see
+ * countSwitches for how many are counted).
+ */
+export const SWITCH_CLASS = { seen: 'switch', unseen: 'switch-unseen' } as const;
+/** the stack samples a switch is judged by: a second of the thread's time */
+const RECENT_SAMPLES = 100;
+/**
+ * Switches of one function closer than this to the last one counted count
+ * with it: V8 throws code away once, and a burst of requests (a metric's
+ * placements, ~1-5 ms apart) leaves it no time to optimize it again between
+ * them (bench section 18: a probe in and at once out again cost esprima 0.9 ms).
+ */
+export const SWITCH_GAP_MS = 50;
 
 /**
  * A handler's cost class: how its point is reached and how many primitives of
@@ -216,6 +237,12 @@ export class Runtime {
   private stacks = false;
   /** V8's sampling profiler for the stack samples (null: interrupt samples, one per sample) */
   private sampler: CpuSampler | null = null;
+  /** frame keys innermost in the latest windows of V8's samples, RECENT_SAMPLES of them at least (see SWITCH_CLASS) */
+  private ranInner: { keys: Set<string>; samples: number }[] = [];
+  /** functions ("no:fn") whose guard the tool's current request switched */
+  private switched = new Set<string>();
+  /** when each function's last counted switch was (ms, the runtime's clock) */
+  private lastSwitch = new Map<string, number>();
   /** the event loop's idle time as reported, less libuv's own (see threadValues) */
   private eluIdleFix = 0;
   private eluLast: { active: number; idle: number } | null = null;
@@ -288,6 +315,8 @@ export class Runtime {
     this.droppedAt.delete(no);
     names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
     for (const p of this.probes.values()) this.place(p, rec);
+    // a script just loaded has no optimized code to throw away
+    for (const k of this.switched) if (k.startsWith(`${no}:`)) this.switched.delete(k);
     // a script the tool reaches by breakpoints: the next addProbe hands its points to the tool
     // (a worker started after attach gets its standing probes so); elsewhere a point without a slot is only reported
     if (how !== 'breakpoint') this.reportFallback();
@@ -394,7 +423,47 @@ export class Runtime {
       return work();
     } finally {
       this.chargeTool(Math.round((this.now() - t0) * 1000));
+      if (this.switched.size) this.countSwitches();
     }
+  }
+
+  /**
+   * Count the request's guard switches by SWITCH_CLASS, once per function. An
+   * unseen function's switch costs only where it was inlined into code that
+   * runs, and V8 throws away each optimized function once whatever it inlined:
+   * with samples, unseen switches count at most one per function they saw
+   * running that this request has not switched itself.
+   */
+  private countSwitches(): void {
+    const switched = this.switched;
+    this.switched = new Set();
+    if (!this.active) return;
+    const running = new Set(this.ranInner.flatMap((w) => [...w.keys]));
+    const now = this.now();
+    let seen = 0, unseen = 0;
+    for (const key of switched) {
+      if (now - (this.lastSwitch.get(key) ?? -Infinity) < SWITCH_GAP_MS) continue;
+      this.lastSwitch.set(key, now);
+      const [no, fn] = key.split(':').map(Number);
+      const rec = this.scripts.get(no);
+      const name = rec?.analysis.functions[fn]?.name;
+      if (!rec || name === undefined) continue;
+      // as frameKey names it: a method by its own name
+      if (running.has(`${rec.module}/${name.slice(name.lastIndexOf('.') + 1) || '<anonymous>'}`)) seen++; else unseen++;
+    }
+    if (this.ranInner.some((w) => w.samples)) unseen = Math.min(unseen, Math.max(0, running.size - seen));
+    if (seen) this.U[this.counter(COST_SERIES + SWITCH_CLASS.seen)] += seen;
+    if (unseen) this.U[this.counter(COST_SERIES + SWITCH_CLASS.unseen)] += unseen;
+  }
+
+  /** Note which functions a window of V8's samples saw (see SWITCH_CLASS). */
+  private noteRunning(w: Window): void {
+    const keys = new Set<string>();
+    for (const [stack] of w.stacks) if (stack.length) keys.add(stack[0]);
+    // a window is as long as the time between two samples of the tool: keep enough of them
+    this.ranInner.push({ keys, samples: w.samples });
+    let total = this.ranInner.reduce((a, x) => a + x.samples, 0);
+    while (this.ranInner.length > 1 && total - this.ranInner[0].samples >= RECENT_SAMPLES) total -= this.ranInner.shift()!.samples;
   }
 
   removeProbe(id: number): void {
@@ -468,7 +537,8 @@ export class Runtime {
     const list = this.at.get(key) ?? [];
     const h = list.length ? this.compile(list, rec.how) : noop;
     if (h === noop) this.own.delete(key); else this.own.set(key, h);
-    const arr = [...(rec.handlers.get(fn) ?? new Array(2 * fnInfo.points.length).fill(noop))];
+    const before = rec.handlers.get(fn);
+    const arr = [...(before ?? new Array(2 * fnInfo.points.length).fill(noop))];
     arr[slot] = h;
     // a call point's pre-call slot ($pnC(G&&G[2k](..), CALL)) hands back its post-call handler
     const k = slot >> 1;
@@ -481,6 +551,8 @@ export class Runtime {
     Object.freeze(arr);
     rec.handlers.set(fn, arr);
     const any = arr.some((x) => x !== noop);
+    // every change of a guard that is or was on is a new value for V8 (a new array)
+    if ((rec.how === 'load' || rec.how === 'liveedit') && (any || before?.some((x) => x !== noop))) this.switched.add(`${no}:${fn}`);
     rec.setGuard(fn, any && this.active ? arr : 0);
   }
 
@@ -678,7 +750,7 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     const w = this.sampler?.take();
-    if (w) { out.stacks = w.stacks; out.idle = w.idle; }
+    if (w) { out.stacks = w.stacks; out.idle = w.idle; this.noteRunning(w); }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
@@ -706,6 +778,8 @@ export class Runtime {
     this.stacks = false;
     this.sampler?.stop();
     this.sampler = null;
+    this.ranInner = [];
+    this.lastSwitch.clear();
     if (this.turn) clearTimeout(this.turn);
     this.turn = null;
     this.instances.reset();

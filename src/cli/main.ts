@@ -221,6 +221,10 @@ async function main(argv: string[]): Promise<void> {
       const names: Record<string, string> = { n: 'counter ++', a: 'counter +=', i: 'predicate', wallPair: 'wall timer start+stop', cpuPair: 'CPU timer start+stop', v: 'instance ($file)' };
       for (const [k, p] of Object.entries(c.primitive)) process.stdout.write(`${names[k].padEnd(20)} ${ns(p)}
 `);
+      process.stdout.write(`a breakpoint's function runs ${c.pinned.map((f) => f.toFixed(1)).join('-')}x slower (pinned in the interpreter)
+`);
+      process.stdout.write(`a switch of a slot V8 optimized costs ${c.switched.map((x) => (x / 1e6).toFixed(2)).join('-')} ms (its code optimized again)
+`);
     });
 
   program.command('metrics').description('list the metric definitions: units, aggregation and the constraints each allows')

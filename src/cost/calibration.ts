@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { PINNED_CLASS, TOOL_CLASS } from '../agent/runtime';
+import { PINNED_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
 import { Session } from '../session/session';
@@ -38,6 +38,13 @@ export interface Calibration {
    * runs each of its bytecodes once a call, as `strings` does, and is priced so.
    */
   pinnedShapes: Record<string, number>;
+  /**
+   * ns one switch of a slot guard costs when V8 had optimized code that read
+   * it: the code is thrown away and runs slower until V8 optimizes it again
+   * (calibrate/target.js's parser, its scanner switched), [low, high]: the
+   * mean less and plus two standard errors.
+   */
+  switched: Pair;
 }
 
 /** The pinning factor of a function: its straight-line shape's where it has no loop, else the highest measured. */
@@ -61,7 +68,7 @@ export function loadCalibration(): Calibration | null {
     const all = JSON.parse(fs.readFileSync(file(), 'utf8')) as Record<string, Calibration>;
     const c = all[machineKey()];
     // one kept by an older paranode lacks what was added since: measured again
-    return c && Array.isArray(c.pinned) && c.pinnedShapes ? c : null;
+    return c && Array.isArray(c.pinned) && c.pinnedShapes && Array.isArray(c.switched) ? c : null;
   } catch {
     return null;
   }
@@ -140,6 +147,29 @@ class Driver {
     }
     return median(diffs);
   }
+
+  /**
+   * ns one switch of `resource`'s guard costs the loop after it: runs right
+   * after a switch against runs before it, in turns, mean ± 2 standard errors.
+   * A probe in and out is one switch for V8: the first change throws the
+   * optimized code away, the second finds none.
+   */
+  async switchCost(loop: string, resource: string, n: number, turns: number): Promise<Pair> {
+    for (let k = 0; k < 10; k++) await this.run(loop, n);
+    const bare: number[] = [], switched: number[] = [];
+    for (let k = 0; k < turns; k++) {
+      await this.run(loop, n);
+      bare.push(await this.run(loop, n));
+      const r = await this.s.place({ text: `${resource}.entry: x++;`, resource, point: 'entry', where: 'preInsn', order: 'append', snippet: 'x++;' }, { quiet: true });
+      await this.s.removeProbe(r.id);
+      switched.push(await this.run(loop, n));
+    }
+    const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+    const variance = (xs: number[]) => xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1);
+    const d = mean(switched) - mean(bare);
+    const se = Math.sqrt((variance(switched) + variance(bare)) / turns);
+    return [Math.max(0, d - 2 * se), Math.max(0, d + 2 * se)];
+  }
 }
 
 
@@ -154,6 +184,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
   type Host = Record<keyof typeof snippets, number>;
   const hosts: Record<'f' | 'g', Host> = { f: {} as Host, g: {} as Host };
   let wrap = 0;
+  let switched: Pair = [0, 0];
   // slots and wrapping: launched, so the target's code is prepared as it loads
   const launched = await Session.launch(node, [], { stdio: 'pipe', cwd });
   try {
@@ -168,6 +199,8 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     }
     progress?.('  wrapped built-in: x++;');
     wrap = await d.cost('w', '/Code/node:path/extname', 'x++;');
+    progress?.('  switching a slot of optimized code');
+    switched = await d.switchCost('p', at('next'), 20, 40);
   } finally {
     await launched.detach().catch(() => undefined);
     launched.child?.kill();
@@ -208,6 +241,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     },
     pinned,
     pinnedShapes,
+    switched,
   };
 }
 
@@ -240,6 +274,9 @@ export function classCost(c: Calibration, cls: string): Pair {
   if (cls === TOOL_CLASS) return [1000, 1000];
   // a sample of a pinned function's own code: of its interval, the part pinning added (it runs F times slower)
   if (cls === PINNED_CLASS) return [SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.min(...c.pinned)), SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.max(...c.pinned))];
+  // a switch of a guard: of a function V8's samples saw running, as calibrated; else at most that
+  if (cls === SWITCH_CLASS.seen) return [c.switched[0], c.switched[1]];
+  if (cls === SWITCH_CLASS.unseen) return [0, c.switched[1]];
   const [how, prims] = cls.split(':');
   const p = c.primitive;
   const out: Pair = mechanismNamed(how).price(c.mechanism);
