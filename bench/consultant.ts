@@ -6,9 +6,7 @@
 // run bare in the same benchmark.
 import { diagnose } from '../src/consultant/diagnose';
 import type { Diagnosis } from '../src/consultant/report';
-import { Session } from '../src/api';
-import { TargetGoneError } from '../src/inspector/cdp';
-import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, sleep, table, TARGETS } from './lib';
+import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -194,64 +192,6 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
     'limit 25%. The function the report ranks first, and its rank in the profiler\'s list by self time (matched by source line).', '',
     table(['run', 'named CPU-bound', 'V8 self-time rank', 'V8 top four by self time', 'search s'], prow));
 
-  const srows: string[][] = [];
-  for (let r = 0; r < runs; r++) {
-    progress(`consultant: what switching a slot costs, run ${r + 1}/${runs}`);
-    const x = await switching(opts.quick ? 150 : 250);
-    srows.push([String(r + 1), String(x.switches), fmt(x.toggled, 1), fmt(x.steady, 1), pct(x.toggled / x.steady - 1), fmt(x.perSwitch, 1)]);
-  }
-  body.push('', '(d) What the search does to the program that the observed cost does not price: two copies of `bench/targets/work.js esprima` ' +
-    'launched under paranode side by side (same machine, same moments), both sampled every 200 ms; in one, a counter at ' +
-    '`Parser.prototype.nextToken`\'s entry is switched on for 250 ms and off for 250 ms until it ends. Switching a slot guard makes V8 ' +
-    'deoptimize the function and every function it was inlined into, and they run slower until V8 has optimized them again. ' +
-    'Rep ms: mean parse time over the same span in each copy; ms per switch: the toggled copy\'s extra time over that span per switch.', '',
-    table(['run', 'switches', 'toggled rep ms', 'steady rep ms', 'slowdown', 'ms per switch'], srows));
   return { title: '9. The Performance Consultant under the cost limit (the cost-system paper\'s Figure 4)', body };
 }
 
-/**
- * Two launched copies of the esprima workload side by side; in one a counter
- * at nextToken's entry goes in and out every 250 ms. Mean rep ms of each over
- * the toggled span, and the extra ms per switch.
- */
-async function switching(reps: number): Promise<{ switches: number; toggled: number; steady: number; perSwitch: number }> {
-  const copies: { s: Session; err: string }[] = [];
-  await withStamps(async () => {
-    for (let i = 0; i < 2; i++) {
-      const s = await Session.launch([process.execPath, 'work.js', 'esprima', String(reps)], [], { cwd: TARGETS, stdio: 'pipe' });
-      const c = { s, err: '' };
-      s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { c.err += x; });
-      s.child!.stdout!.resume();
-      s.startSampling(200);
-      copies.push(c);
-    }
-  });
-  const [a, b] = copies;
-  let done = false;
-  const exited = Promise.all(copies.map((c) => c.s.waitForExit()));
-  void a.s.waitForExit().then(() => { done = true; });
-  // until both have parsed a few times (esprima loaded, code optimized)
-  while (!done && (parseReps(a.err).length < 10 || parseReps(b.err).length < 10)) await sleep(100);
-  const from = Date.now();
-  let switches = 0;
-  while (!done) {
-    try {
-      const r = await a.s.probe('/Code/**/esprima.js/Parser.prototype.nextToken.entry: c++');
-      switches++;
-      await sleep(250);
-      await a.s.removeProbe(r.id);
-      switches++;
-      await sleep(250);
-    } catch (e) {
-      // the copy ended while a switch was under way
-      if (!(e instanceof TargetGoneError) && !done) throw e;
-      break;
-    }
-  }
-  const to = Date.now();
-  await exited;
-  const span = (c: { err: string }) => parseReps(c.err).filter((x) => x.at - x.ms >= from && x.at <= to).map((x) => x.ms);
-  const ta = span(a), tb = span(b);
-  const toggled = mean(ta), steady = mean(tb);
-  return { switches, toggled, steady, perSwitch: switches ? ((toggled - steady) * ta.length) / switches : 0 };
-}

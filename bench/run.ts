@@ -18,6 +18,7 @@ import { BenchOptions, progress, Section } from './lib';
 import { benchPause } from './pause';
 import { benchPinning } from './pinning';
 import { benchStartup, benchStartupDormant } from './startup';
+import { benchSwitching } from './switching';
 import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
 
@@ -36,6 +37,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   dormant: benchDormant,
   http: benchHttp,
   pinning: benchPinning,
+  switching: benchSwitching,
 };
 
 function usage(): never {
