@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { diagnose } from '../src/consultant/diagnose';
-import { type Diagnosis, HOTTEST, renderDiagnosis } from '../src/consultant/report';
+import { type Bottleneck, type Diagnosis, HOTTEST, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { CLI, ROOT } from './support/helpers';
 
 const DEMO = path.join(ROOT, 'demo');
@@ -165,7 +165,25 @@ test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunc
   const threads = d.searchHistory.filter((n) => n.hypothesis === 'cpu_bound' && /^\/Thread\/\d+\/\d+$/.test(n.focus));
   assert.equal(threads.length, 4, `${JSON.stringify(threads)}; notes: ${notes.join('; ')}`);
   for (const n of threads) assert.equal(n.state, n.focus.endsWith(`/${heavy}`) ? 'true' : 'false', n.focus);
+  // the threads that wait (main on its workers, the idle workers for work) rank after the busy worker
+  // (crunch is inlined into its caller: it has no stack samples of its own, and ranks by its value)
+  const at = d.bottlenecks.indexOf(b);
+  const waiting = d.bottlenecks.map((w, i) => ({ w, i })).filter(({ w }) => w.hypothesis === 'waiting' && w.thread !== `${pid}/${heavy}`);
+  for (const { w, i } of waiting) assert.ok(i > at, `waiting at ${w.focus} ranks ${i + 1}, crunch ${at + 1}: ${renderDiagnosis(d)}`);
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+});
+
+test('ranking: a thread waiting while another thread of its process is CPU-bound ranks after that thread\'s CPU-bound bottlenecks, whatever the values', () => {
+  const b = (hypothesis: string, thread: string | null, value: number): Bottleneck =>
+    ({ hypothesis, focus: `/Thread/${thread}`, value, thread, threshold: 0.2, shareOf: 'time', source: null, interval: [0, 1] });
+  const mainWaits = b('waiting', '1/main', 0.97), busyWaits = b('waiting', '1/5', 0.9), gc = b('gc', null, 0.8), busy = b('cpu_bound', '1/5', 0.6), idleWorker = b('waiting', '1/2', 0.5);
+  const byValue = [mainWaits, busyWaits, gc, busy, idleWorker];
+  const ranked = waitersAfterBusy(byValue, new Map(byValue.map((x) => [x, x.value])));
+  // the busy thread's own waiting and what is not waiting keep their places; the other threads' waiting follows the busy one
+  assert.deepEqual(ranked, [busyWaits, gc, busy, mainWaits, idleWorker]);
+  // with no CPU-bound thread nothing moves
+  const calm = [mainWaits, gc, idleWorker];
+  assert.deepEqual(waitersAfterBusy(calm, new Map(calm.map((x) => [x, x.value]))), calm);
 });
 
 test('CLI: paranode diagnose -- node app.js prints the ranked report and writes --json', () => {

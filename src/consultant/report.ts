@@ -126,13 +126,16 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     const up = n && n.parent !== null ? nodes[n.parent - 1] : undefined;
     const upSelf = up && codeLevel(b.focus, up.focus) === 'callsite' ? selfShare(up) : undefined;
     const held = Math.min(1, Math.max(0, b.interval[1] - b.interval[0]) / run);
-    weight.set(b, (b.self ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value)) * held);
+    // by its own code only where that made it a bottleneck: a function V8 inlined has no samples of its own
+    const own = b.self !== undefined && b.self >= b.threshold / 2 ? b.self : undefined;
+    weight.set(b, (own ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value)) * held);
   }
   out.sort((a, b) => weight.get(b)! - weight.get(a)!);
+  const ranked = waitersAfterBusy(out, weight);
   const trace = c.costTrace;
   return {
     pid,
-    bottlenecks: out,
+    bottlenecks: ranked,
     searchHistory: nodes.map((n) => ({ ...n, tests: [...n.tests] })),
     cost: {
       limit: Number.isFinite(c.limit) ? c.limit : null,
@@ -144,6 +147,21 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     searchSeconds: c.searchSeconds ?? null,
     durationSeconds: c.now(),
   };
+}
+
+/**
+ * A thread that waits while another thread of the process is CPU-bound most
+ * likely waits on it (a main thread on its workers, workers on a busy one
+ * handing out work): its waiting ranks after the busy thread's CPU-bound
+ * bottlenecks, by weight among what follows them.
+ */
+export function waitersAfterBusy(out: Bottleneck[], weight: Map<Bottleneck, number>): Bottleneck[] {
+  const busy = new Set(out.filter((b) => b.hypothesis === 'cpu_bound' && b.thread !== null).map((b) => b.thread));
+  const waitsOnOther = (b: Bottleneck) => b.hypothesis === 'waiting' && b.thread !== null && [...busy].some((t) => t !== b.thread);
+  const rest = out.filter((b) => !waitsOnOther(b));
+  const lastBusy = rest.reduce((at, b, i) => (b.hypothesis === 'cpu_bound' && b.thread !== null ? i : at), -1);
+  const tail = [...rest.slice(lastBusy + 1), ...out.filter(waitsOnOther)].sort((a, b) => weight.get(b)! - weight.get(a)!);
+  return [...rest.slice(0, lastBusy + 1), ...tail];
 }
 
 const mean = (ts: TestRecord[]) => (ts.length ? ts.reduce((a, t) => a + t.value, 0) / ts.length : 0);
