@@ -189,3 +189,29 @@ test('an attach that prepares several scripts for one request says how far it is
   assert.match(r.stderr, /paranode: detached after 1 s/);
   assert.equal((await t.request('calls 3', /calls (\d+)/))[1], '3', 'the target runs on');
 });
+
+test('attach: a port 9229 that another process closes as the tool connects is waited for, then the attach goes on', async () => {
+  const t = new Target(counted);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  // another program's inspector: it lists a target whose socket refuses (its port just closed), then closes
+  const gone = http.createServer();
+  await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+  const deadPort = (gone.address() as import('node:net').AddressInfo).port;
+  await new Promise((r) => gone.close(r));
+  let served = 0;
+  const other = http.createServer((req, res) => {
+    served++;
+    res.end(JSON.stringify([{ webSocketDebuggerUrl: `ws://127.0.0.1:${deadPort}/gone` }]));
+    other.close();
+    other.closeAllConnections();
+  });
+  await withPortLock(() => new Promise<void>((r) => other.listen(9229, '127.0.0.1', r)));
+  const s = await Session.attach(t.pid);
+  after(() => s.detach());
+  assert.equal(served, 1);
+  await s.probe('/Code/counted.js/f.entry: n++');
+  await t.request('500', /done (\d+)/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 500);
+});

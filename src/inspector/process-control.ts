@@ -172,7 +172,12 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
     const url = targets[0]?.webSocketDebuggerUrl;
     if (!url) throw new AttachError(`the inspector on port ${INSPECTOR_PORT} lists no target`);
     const ws = new WebSocket(url, { perMessageDeflate: false });
-    await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      // a port open for another process that closed it as we connected: wait for it and try again
+      ws.once('error', (e) => reject(openedPort ? new AttachError(`the inspector of process ${pid} on 127.0.0.1:${INSPECTOR_PORT} refused the connection: ${e.message}`)
+        : new PortTaken(`port ${INSPECTOR_PORT} was open for another process, whose inspector refused the connection (${e.message})`)));
+    });
     const cdp = new Cdp(new WsTransport(ws));
     try {
       const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null, openedPort, tool: toolIdentity() };
