@@ -9,7 +9,7 @@ import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { fileURLToPath } from 'url';
 import { pointMatches } from '../analysis/point-select';
-import { describePoint } from '../analysis/describe';
+import { describePoint, sampleKey } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
@@ -155,9 +155,9 @@ export const SWITCH_CLASS = { seen: 'switch', unseen: 'switch-unseen' } as const
 const RECENT_SAMPLES = 100;
 /**
  * Switches of one function closer than this to the last one counted count
- * with it: V8 throws code away once, and a burst of requests (a metric's
- * placements, ~1-5 ms apart) leaves it no time to optimize it again between
- * them (bench section 18: a probe in and at once out again cost esprima 0.9 ms).
+ * with it: V8 throws its code away at the first, and a burst of requests (a
+ * metric's placements, ~1-5 ms apart) leaves it little time to optimize it
+ * again between them (bench section 18 measures such in-and-out pairs).
  */
 export const SWITCH_GAP_MS = 50;
 
@@ -448,8 +448,7 @@ export class Runtime {
       const rec = this.scripts.get(no);
       const name = rec?.analysis.functions[fn]?.name;
       if (!rec || name === undefined) continue;
-      // as frameKey names it: a method by its own name
-      if (running.has(`${rec.module}/${name.slice(name.lastIndexOf('.') + 1) || '<anonymous>'}`)) seen++; else unseen++;
+      if (running.has(sampleKey(`${rec.module}/${name}`))) seen++; else unseen++;
     }
     if (this.ranInner.some((w) => w.samples)) unseen = Math.min(unseen, Math.max(0, running.size - seen));
     if (seen) this.U[this.counter(COST_SERIES + SWITCH_CLASS.seen)] += seen;

@@ -29,8 +29,7 @@ export interface StackSamples {
   above: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-/** A function as stack samples name it: "<module>/<own name>" (a method without its class). */
-export const sampleKey = (code: string): string => code.replace(/\/[^/]*\.([^./]*)$/, '/$1');
+export { sampleKey } from '../analysis/describe';
 
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
