@@ -7,6 +7,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
+import { benchConditionMemory } from './condition-memory';
 import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
@@ -38,6 +39,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   http: benchHttp,
   pinning: benchPinning,
   switching: benchSwitching,
+  'condition-memory': benchConditionMemory,
 };
 
 function usage(): never {

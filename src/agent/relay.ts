@@ -10,6 +10,7 @@
 import * as inspector from 'inspector';
 import * as net from 'net';
 import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
+import { CONDITION_URL } from '../instrument/breakpoint';
 import { exitChannel, ExitNotice, JoinNotice } from './worker-exit';
 
 interface RelayData {
@@ -129,7 +130,18 @@ sock.on('error', () => {
   Atomics.notify(data.connected, 0);
 });
 
+/** A breakpoint condition's copy of a thread, announced at each hit (see CONDITION_URL): the tool has no use for it. */
+function conditionScript(m: any): boolean {
+  if (m.method === 'Debugger.scriptParsed') return m.params?.url === CONDITION_URL;
+  if (m.method !== 'NodeWorker.receivedMessageFromWorker') return false;
+  const text = String(m.params?.message ?? '');
+  if (!text.includes(CONDITION_URL)) return false;
+  const inner = JSON.parse(text);
+  return inner.method === 'Debugger.scriptParsed' && inner.params?.url === CONDITION_URL;
+}
+
 session.on('inspectorNotification', (m: any) => {
+  if (conditionScript(m)) return;
   if (m.method === 'NodeWorker.attachedToWorker') {
     workers.add(m.params.sessionId);
     // the thread id, as a leaving worker names itself: NodeWorker's workerId is a numbering of its own

@@ -11,6 +11,20 @@ import type { Insertion } from './transform';
 /** A location V8 can break at (Debugger.getPossibleBreakpoints), with its offset in the script's current text. */
 export interface BreakLocation { lineNumber: number; columnNumber: number; type?: string; offset: number }
 
+/**
+ * The name every breakpoint condition carries (a sourceURL comment). V8 compiles
+ * a condition anew at each hit (its eval cache is off while the debugger is on)
+ * and announces each copy as a new script: the relay and the tool know ours by
+ * this name and drop them, and the inspector forgets them once collected (see
+ * Thread.enable's maxScriptsCacheSize).
+ */
+export const CONDITION_URL = 'paranode-condition';
+
+/** The condition of one breakpoint: its parts' handler calls in order, each answering false. */
+export function conditionSource(parts: string[]): string {
+  return `${parts.length === 1 ? parts[0] : `(${parts.join(',')})`}\n//# sourceURL=${CONDITION_URL}`;
+}
+
 /** pickBreakLocation's answer for a point that can never run (the end of a function that always returns) */
 export const UNREACHABLE = 'unreachable';
 

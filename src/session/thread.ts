@@ -8,10 +8,10 @@ import { moduleNameOf } from '../analysis/module-name';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
-import { Cdp } from '../inspector/cdp';
+import { Cdp, CdpError } from '../inspector/cdp';
 import type { AppliedEdit } from '../instrument/liveedit-verify';
 import { codeGlobToRegex } from '../instrument/probe';
-import { UNREACHABLE } from '../instrument/breakpoint';
+import { CONDITION_URL, UNREACHABLE } from '../instrument/breakpoint';
 import { ThreadBreakpoints } from './mechanisms/breakpoints';
 import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
 import type { PlacedCounts } from './mechanisms/mechanism';
@@ -92,9 +92,12 @@ export class TargetThread {
     // set before the debugger is on: a `debugger;` statement may run before skipAllPauses is
     this.pausesExpected = pauses;
     // V8 collects all garbage and announces every script, the thread stopped (~0.12 s on the
-    // loaded server): the round trip (a high bound) is charged to the observed cost
+    // loaded server): the round trip (a high bound) is charged to the observed cost.
+    // maxScriptsCacheSize 0: the inspector keeps no text of a collected script; by default
+    // it keeps all, and a breakpoint compiles its condition into a new script at each
+    // hit (its text kept for the session's life: docs/BENCHMARKS.md section 19)
     const t0 = performance.now();
-    await this.cdp.send('Debugger.enable', {});
+    await this.cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
     await this.cdp.evaluate(`${R}?.chargeTool?.(${Math.round((performance.now() - t0) * 1000)})`).catch(() => undefined);
     if (!pauses) await this.skipPauses();
   }
@@ -114,6 +117,8 @@ export class TargetThread {
 
   private onScript(p: any): void {
     const url: string = p.url ?? '';
+    // a breakpoint condition's copy, one a hit: not the program's (the relay drops them before they reach us)
+    if (url === CONDITION_URL) return;
     let filename = url;
     if (url.startsWith('file://')) { try { filename = decodeURIComponent(new URL(url).pathname); } catch { return; } }
     // a text an earlier session's LiveEdit replaced, kept by V8 under the script's name: not the program's
@@ -177,6 +182,7 @@ export class TargetThread {
       let analysis = this.analyses.get(script.scriptId);
       if (!analysis) {
         const source = await this.source(script);
+        if (source === null) continue;
         this.lengths.set(script.scriptId, source.length);
         try {
           analysis = analyzeScript(source, undefined, { filename: script.filename, cwd: this.cwd }).analysis;
@@ -197,15 +203,28 @@ export class TargetThread {
    * be refused before it is tried (no LiveEdit in this V8, or its pause).
    */
   async unpreparedHow(script: LoadedScript): Promise<'no' | 'breakpoint'> {
-    const length = this.lengths.get(script.scriptId) ?? (await this.source(script)).length;
-    return (await this.liveEdits.refusal(script, length, () => this.source(script))) ? 'breakpoint' : 'no';
+    const length = this.lengths.get(script.scriptId) ?? (await this.source(script))?.length;
+    if (length === undefined) return 'no';
+    return (await this.liveEdits.refusal(script, length, async () => (await this.source(script)) ?? '')) ? 'breakpoint' : 'no';
   }
 
   /** text lengths of the analysed unprepared scripts, by scriptId */
   private readonly lengths = new Map<string, number>();
 
-  private async source(script: LoadedScript): Promise<string> {
-    return (await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;
+  /**
+   * The script's text, or null where V8 has collected the script (a module whose
+   * functions are all gone: none of it can run again, and the inspector keeps no
+   * text of it, see enable): it is forgotten.
+   */
+  private async source(script: LoadedScript): Promise<string | null> {
+    try {
+      return (await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;
+    } catch (e) {
+      if (!(e instanceof CdpError) || !/No script for id/i.test(e.message)) throw e;
+      this.loaded.delete(script.scriptId);
+      this.analyses.delete(script.scriptId);
+      return null;
+    }
   }
 
   /**
@@ -225,6 +244,7 @@ export class TargetThread {
       const analysis = this.analyses.get(script.scriptId)!;
       this.analyses.delete(script.scriptId);
       const source = await this.source(script);
+      if (source === null) continue;
       try {
         applied.push(await this.liveEdits.prepare(script, source));
       } catch (e) {

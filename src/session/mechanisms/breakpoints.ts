@@ -8,7 +8,7 @@ import { calleeName } from '../../analysis/point-select';
 import type { FunctionInfo, ScriptAnalysis } from '../../analysis/functions';
 import type { FallbackPoint } from '../../agent/runtime';
 import { Cdp } from '../../inspector/cdp';
-import { BreakLocation, breakCondition, lineStarts, pickBreakLocation, toLocation } from '../../instrument/breakpoint';
+import { BreakLocation, breakCondition, conditionSource, lineStarts, pickBreakLocation, toLocation } from '../../instrument/breakpoint';
 import { sampleKey } from '../series';
 import { R } from '../target-runtime';
 
@@ -161,7 +161,7 @@ export class ThreadBreakpoints {
     const parts = [...bp.parts.values()].sort((a, b) => a.order - b.order).map((x) => x.condition);
     const r = await this.cdp.send('Debugger.setBreakpoint', {
       location: { scriptId: bp.scriptId, lineNumber: bp.lineNumber, columnNumber: bp.columnNumber },
-      condition: parts.length === 1 ? parts[0] : `(${parts.join(',')})`,
+      condition: conditionSource(parts),
     });
     bp.id = r.breakpointId;
   }
