@@ -117,6 +117,27 @@ test('breakpoint hits: each hit\'s copy of the condition is not announced to the
   }
 });
 
+test('breakpoint hits in a worker: its copies of the condition are not announced to the tool either; counts exact', async () => {
+  const t = new Target(path.join(FIXTURES, 'workers.js'));
+  after(() => t.kill());
+  const resident = Number((await t.waitFor(/ready (\d+)/))[1]);
+  const s = await Session.attach(t.pid, { maxPauseMs: 0 });
+  try {
+    const worker = (s as unknown as { threads: Map<number, { cdp: Cdp }> }).threads.get(resident);
+    assert.ok(worker, `thread ${resident} is in the session`);
+    let announced = 0;
+    worker.cdp.on('Debugger.scriptParsed', () => { announced++; });
+    const r = await s.probe('/Code/workers.js/f.entry: n++');
+    assert.equal(r.byBreakpoint, 2, JSON.stringify(r));
+    await t.request('resident 1000', /resident done 1000/);
+    await s.sample();
+    assert.equal(s.value('n', String(resident)), 1000);
+    assert.ok(announced < 10, `${announced} scripts announced during 1000 hits in the worker`);
+  } finally {
+    await s.detach();
+  }
+});
+
 test('attached: a module V8 collected before the probe (no function of it left) is passed over; a glob over the whole program counts exactly', async () => {
   const t = new Target(path.join(FIXTURES, 'collected.js'));
   after(() => t.kill());
