@@ -314,7 +314,11 @@ export class Runtime {
     this.scripts.set(no, rec);
     this.droppedAt.delete(no);
     names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
-    for (const p of this.probes.values()) this.place(p, rec);
+    // a probe that cannot be placed here (too many counters, ...) costs that probe in this
+    // script, never the script: it is registered now, and its prepared code is what runs
+    for (const p of this.probes.values()) {
+      try { this.place(p, rec); } catch (e) { this.notes.push(`probe ${p.id} not placed in ${module}: ${(e as Error)?.message ?? e}`); }
+    }
     // a script just loaded has no optimized code to throw away
     for (const k of this.switched) if (k.startsWith(`${no}:`)) this.switched.delete(k);
     // a script the tool reaches by breakpoints: the next addProbe hands its points to the tool
@@ -329,6 +333,13 @@ export class Runtime {
     } catch {
       /* never throw into the program */
     }
+  }
+
+  /** A script the load hook left as it was (its preparation failed): the tool hears why. */
+  leftUnprepared(filename: string, e: unknown): void {
+    const reason = String((e as Error)?.message ?? e);
+    this.unprepared.push({ file: filename, reason });
+    this.notes.push(`${this.moduleName(filename)}: left unprepared at load (${reason}); the tool reaches its functions by LiveEdit or breakpoints`);
   }
 
   moduleName(filename: string): string {
@@ -867,8 +878,19 @@ export class Runtime {
 
 /** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */
 export function resolveNames(body: string, counter: (name: string) => number, timer: (name: string) => number): string {
-  // one pass: a name may itself hold "__c_" or "__t_"
-  return body.replace(/__([ct])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu, (_m, k, n) => String(k === 'c' ? counter(n) : 4 * timer(n)));
+  // One pass (a name may itself hold "__c_" or "__t_"), by exec, not by replace with a
+  // callback: V8's global replace with a callback (Node 22) threw "illegal argument" from
+  // its StringBuilderConcat once in ~20 launches of a 9 MB script, placing millions of
+  // points while the tool talked to the thread; the script was then left unprepared.
+  // A fresh regexp per call: the tool's own calls can interrupt this loop.
+  const re = /__([ct])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu;
+  let out = '';
+  let last = 0;
+  for (let m = re.exec(body); m; m = re.exec(body)) {
+    out += body.slice(last, m.index) + String(m[1] === 'c' ? counter(m[2]) : 4 * timer(m[2]));
+    last = m.index + m[0].length;
+  }
+  return out + body.slice(last);
 }
 
 /** What a handler works on: the cells, the clocks, and the instances of /SyncObject resources. */
