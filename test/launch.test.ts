@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
@@ -153,4 +154,20 @@ test('a probe longer than the environment can hold launches (the configuration g
   assert.equal(value(s, 'n'), 7 * 30000);
   await s.detach();
   s.child!.kill();
+});
+
+test('CLI: a module the load hook cannot prepare runs as it is, and the notes say which and why; the rest is counted', () => {
+  const main = path.join(FIXTURES, 'unprepared-main.js');
+  const plain = spawnSync(process.execPath, [main, '1234'], { encoding: 'utf8' });
+  assert.equal(plain.stdout, 'require: SyntaxError\nsum 1521522\n');
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-unprep-')), 'out.json');
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-p', '/Code/unprepared-main.js/f.entry: n++', '--', process.execPath, main, '1234'],
+    { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, plain.stdout);
+  const out = JSON.parse(fs.readFileSync(json, 'utf8'));
+  assert.equal(out.metrics.find((m: { name: string; focus: string }) => m.name === 'n' && m.focus.startsWith('/Process/')).total, 1234);
+  assert.ok(out.notes.some((n: string) => /^unprepared-bad\.js: left unprepared at load \(Unexpected token .*\); the tool reaches its functions by LiveEdit or breakpoints$/.test(n)),
+    JSON.stringify(out.notes));
+  fs.rmSync(path.dirname(json), { recursive: true, force: true });
 });

@@ -71,7 +71,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
         // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
         return { ...r, source: code };
       } catch (e) {
-        rt.unprepared.push({ file: filename, reason: String((e as Error)?.message ?? e) });
+        rt.leftUnprepared(filename, e);
         return r;
       }
     },
@@ -117,7 +117,7 @@ function installCjsHook(rt: Runtime): void {
       try {
         code = prepareModule(rt, prepareForLoad, content, filename);
       } catch (e) {
-        rt.unprepared.push({ file: filename, reason: String((e as Error)?.message ?? e) });
+        rt.leftUnprepared(filename, e);
       }
     }
     return original.call(this, code, filename);

@@ -231,7 +231,7 @@ export class Session extends EventEmitter {
       if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
-        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.record(id, f.sample);
+        if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.recordFinal(id, f.sample);
       });
       this.emit('thread', id);
     } catch (e) {
@@ -436,6 +436,12 @@ export class Session extends EventEmitter {
     }
   }
 
+  /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
+  private recordFinal(thread: number, sample: any): void {
+    this.record(thread, sample);
+    for (const n of (sample.notes ?? []) as string[]) this.notes.push(thread ? `${n} (thread ${thread})` : n);
+  }
+
   /**
    * Standing probes (given at launch, or placed with `optional`) that no thread
    * has placed anywhere yet: their texts.
@@ -520,7 +526,7 @@ export class Session extends EventEmitter {
     if (!this.detached) {
       this.exited = true;
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
-      for (const f of this.server.readFinal(this.pid)) this.record(f.thread, f.sample);
+      for (const f of this.server.readFinal(this.pid)) this.recordFinal(f.thread, f.sample);
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
       if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
         this.child.once('exit', (c, sig) => { this.exitCode = c; this.exitSignal = sig; finish(); });
