@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
-import { CLI, ROOT } from './support/helpers';
+import { Session } from '../src/api';
+import { CLI, FIXTURES, ROOT } from './support/helpers';
 
 const DEMO = path.join(ROOT, 'demo');
 /**
@@ -59,6 +60,10 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
     assert.ok(n.state === 'true' || n.state === 'false', `${n.focus}: ${n.state}`);
     assert.equal(n.source, 'cpu-bound.js:14');
   }
+  // createHash() holds 30-45 % of V8's samples (Node 22-26): decided from them, no timer around the call
+  const create = sites.find((n) => n.focus.endsWith('/createHash()'))!;
+  assert.equal(create.state, 'true');
+  assert.match(create.note ?? '', /^decided from \d+ stack samples of the busy thread \(in the call in \d+\)$/);
   // its callers held too, and are not reported: the hot path ends in hashRecord
   for (const caller of ['processBatch', 'step']) {
     assert.equal(d.searchHistory.find((n) => n.focus === `/Code/cpu-bound.js/${caller}`)?.state, 'true');
@@ -68,6 +73,24 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // the search history graph: every node below the top has a parent that held
   for (const n of d.searchHistory) if (n.parent !== null) assert.equal(d.searchHistory[n.parent - 1].state, 'true');
   assert.equal(d.cost.limit, 0.05);
+});
+
+test("V8's stack samples name the built-in a program function is in: derive's pbkdf2Sync, not light's", async () => {
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'builtin-calls.js'), '60'], [], { stdio: 'pipe', cwd: FIXTURES });
+  try {
+    await s.watchThreads({ stacks: true });
+    let st = s.stackSamples('main');
+    while (st.samples - st.idle < 200) { await s.sample(); st = s.stackSamples('main'); }
+    const busy = st.samples - st.idle;
+    const derive = st.calls.get('builtin-calls.js/derive\0pbkdf2Sync') ?? 0;
+    // the loop does little else: derive's call holds most of the busy samples
+    assert.ok(derive / busy > 0.6, `${derive} of ${busy}: ${JSON.stringify([...st.calls])}`);
+    assert.ok(derive <= (st.hits.get('builtin-calls.js/derive') ?? 0));
+    assert.ok(![...st.calls.keys()].some((k) => k.endsWith('\0pbkdf2Sync') && k !== 'builtin-calls.js/derive\0pbkdf2Sync'), JSON.stringify([...st.calls]));
+  } finally {
+    await s.detach().catch(() => undefined);
+    s.child!.kill();
+  }
 });
 
 test('cpu-bound demo starved of CPU (one core shared with three busy processes): still hashRecord, a share of the CPU time it got', async () => {

@@ -28,10 +28,13 @@ export function cpuProfWanted(): boolean {
 
 /**
  * One window of samples (see CpuSampler.take): each stack of kept frames with
- * its count, and whether the innermost kept frame was the innermost frame of
- * all, its own code running (not a built-in, Node's code or a native it called).
+ * its count, whether the innermost kept frame was the innermost frame of
+ * all, its own code running (not a built-in, Node's code or a native it called),
+ * and the calls out of the program on it: "<kept frame>\0<name>" where the
+ * frame just inside a kept frame is not kept (Node's `createHash` called by a
+ * program function), each once.
  */
-export interface Window { stacks: [string[], number, boolean][]; samples: number; idle: number }
+export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number }
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
@@ -122,23 +125,29 @@ export class CpuSampler {
     }
     const counts = new Map<number, number>();
     for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const out = new Map<string, [string[], number, boolean]>();
+    const out = new Map<string, [string[], number, boolean, string[]]>();
     let samples = 0, idle = 0;
     for (const [id, count] of counts) {
       samples += count;
       if (byId.get(id)!.callFrame.functionName === '(idle)') idle += count;
       const stack: string[] = [];
+      const calls = new Set<string>();
+      // the frame just inside the one at hand: its name, if it is not the program's
+      let inside: string | null = null;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
         const key = f.url ? this.frameKey(f.url, f.functionName) : null;
+        if (key !== null && inside) calls.add(`${key}\0${inside}`);
+        inside = key === null && f.functionName && !f.functionName.startsWith('(') ? f.functionName : null;
         // recursion: a function once per stack, at its innermost frame
         if (key !== null && !stack.includes(key)) stack.push(key);
       }
       const inner = byId.get(id)!.callFrame;
       const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
-      const k = stack.join('\n') + (own ? '\n' : '');
+      const out1 = [...calls].sort();
+      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + out1.join('\t');
       const e = out.get(k);
-      if (e) e[1] += count; else out.set(k, [stack, count, own]);
+      if (e) e[1] += count; else out.set(k, [stack, count, own, out1]);
     }
     return { stacks: [...out.values()], samples, idle };
   }

@@ -742,7 +742,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?][]; idle?: number; placed?: [number, number][] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];

@@ -31,6 +31,13 @@ const SETTLE = 0.3;
 /** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
 const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
 
+/**
+ * A share of few samples says little: an I/O-bound thread busy in 5 of 100 samples puts
+ * one hit at 20 %. Within two standard errors (binomial, at the threshold) of it.
+ */
+const near = (n: { threshold: number }, hits: number, base: number): boolean =>
+  Math.abs(hits / base - n.threshold) < 2 * Math.sqrt(n.threshold * (1 - n.threshold) / base);
+
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
 
 /** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
@@ -520,7 +527,7 @@ export class PerformanceConsultant extends EventEmitter {
    * Where V8's sampling profiler took them (CpuSampler: unbiased, it samples
    * by signal), they decide a function's CPU-time share too: no code goes
    * into the program for it, no LiveEdit, no breakpoint on a hot path. Its
-   * call sites (Node's built-ins it calls) are still tested by timers.
+   * call sites out of the program (Node's built-ins it calls) by callBySamples.
    */
   private bySamples(n: SearchNode): 'wait' | 'test' | 'decided' {
     const h = this.hyp(n);
@@ -530,7 +537,9 @@ export class PerformanceConsultant extends EventEmitter {
     const st = this.session.stackSamples(label);
     // interrupt samples miss small functions (taken only at function entries and
     // loop back edges): they only order the functions' timer tests
-    if (level !== 'module' && !(level === 'function' && h.codeShareOfCpu && st.profiled)) return 'test';
+    const profiledCpu = h.codeShareOfCpu && st.profiled;
+    if (level === 'callsite' && profiledCpu) return this.callBySamples(n, st);
+    if (level !== 'module' && !(level === 'function' && profiledCpu)) return 'test';
     if (st.samples < samplesNeeded(st)) return 'wait';
     const code = codeOf(n.focus)!;
     const hits = st.hits.get(level === 'function' ? sampleKey(code) : `${code}/`) ?? 0;
@@ -549,19 +558,51 @@ export class PerformanceConsultant extends EventEmitter {
       const siblings = this.nodes.filter((x) => x.parent === n.parent && x !== n);
       if (anonymous >= n.threshold && !siblings.some((x) => (st.hits.get(sampleKey(codeOf(x.focus)!)) ?? 0) / base >= n.threshold)) return 'test';
     }
-    // A share of few samples says little: an I/O-bound thread busy in 5 of 100 samples puts
-    // one hit at 20 %. Decided once the share is two standard errors (binomial, at the
-    // threshold) from the threshold, or at five times the samples needed, whatever it is then.
-    const se = Math.sqrt(n.threshold * (1 - n.threshold) / base);
-    if (Math.abs(hits / base - n.threshold) < 2 * se && st.samples < 5 * samplesNeeded(st)) return 'wait';
-    const t = this.now();
-    n.value = hits / base;
-    n.thread = `${this.session.pid}/${label}`;
+    // decided once the share is clear of the threshold, or at five times the samples needed, whatever it is then
+    if (near(n, hits, base) && st.samples < 5 * samplesNeeded(st)) return 'wait';
+    this.decide(n, hits / base, !!ofCpu, `decided from ${base} stack samples${ofCpu ? ' of the busy thread' : ''} (on the stack in ${hits})`);
+    return 'decided';
+  }
+
+  /** A node decided by its share of stack samples, no test run. */
+  private decide(n: SearchNode, value: number, ofCpu: boolean, note: string): void {
+    n.value = value;
+    n.thread = `${this.session.pid}/${threadLabel(n.focus)}`;
     if (ofCpu) n.shareOf = 'cpu';
-    n.tests.push({ from: 0, to: t, value: n.value, verdict: n.value >= n.threshold });
-    n.state = n.value >= n.threshold ? 'true' : 'false';
-    n.note = `decided from ${base} stack samples${ofCpu ? ' of the busy thread' : ''} (on the stack in ${hits})`;
+    n.tests.push({ from: 0, to: this.now(), value, verdict: value >= n.threshold });
+    n.state = value >= n.threshold ? 'true' : 'false';
+    n.note = note;
     this.emit('node', n);
+  }
+
+  /**
+   * A call site out of the program (a built-in: `createHash()`) by V8's stack
+   * samples: those in which the frame just inside its function's is Node's code
+   * of the callee's name are in the call (on the cpu-bound demo each timer around
+   * such a call took up to 93% of the thread, and the search under a limit paused
+   * to pay it back). A share over the threshold holds. Under it, the samples may
+   * have missed some of the call: a function inlined into code optimized before
+   * the profiler started has no frame, and its ticks go to the function it is in.
+   * So the share is bounded from above by the call's samples under the function
+   * and under every caller of it, plus their own code's samples; clearly under
+   * the threshold so, it does not hold; else timers decide.
+   */
+  private callBySamples(n: SearchNode, st: StackSamples): 'wait' | 'test' | 'decided' {
+    if (st.samples < samplesNeeded(st)) return 'wait';
+    const cs = parseCallSite(`/Code/${codeOf(n.focus)!}`)!;
+    const base = busySamples(st);
+    const fn = sampleKey(cs.fn.slice(6));
+    const hits = st.calls.get(`${fn}\0${cs.callee}`) ?? 0;
+    const enough = st.samples >= 5 * samplesNeeded(st);
+    if (hits / base >= n.threshold) {
+      if (near(n, hits, base) && !enough) return 'wait';
+      this.decide(n, hits / base, true, `decided from ${base} stack samples of the busy thread (in the call in ${hits})`);
+      return 'decided';
+    }
+    const around = [fn, ...[...st.above].filter(([, inner]) => inner.has(fn)).map(([outer]) => outer)];
+    const bound = around.reduce((a, k) => a + (st.calls.get(`${k}\0${cs.callee}`) ?? 0) + (st.own.get(k) ?? 0), 0);
+    if (bound / base >= n.threshold || near(n, bound, base)) return 'test';
+    this.decide(n, hits / base, true, `decided from ${base} stack samples of the busy thread (in the call in ${hits}; at most ${bound} with its callers' and their own code's)`);
     return 'decided';
   }
 

@@ -26,6 +26,12 @@ export interface StackSamples {
   leaves: ReadonlyMap<string, number>;
   /** samples in which a function's own code ran (V8's profiler only): what pinning it in the interpreter slows */
   own: ReadonlyMap<string, number>;
+  /**
+   * V8's profiler only: "<function>\0<name>" -> samples in which the frame just
+   * inside the function's was Node's code (a built-in it calls) of that name:
+   * the time of a call site out of the program (see CpuSampler's Window).
+   */
+  calls: ReadonlyMap<string, number>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
@@ -40,8 +46,8 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; above: Map<string, Set<string>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), above: new Map() });
+interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; above: Map<string, Set<string>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), above: new Map() });
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -69,7 +75,7 @@ export class SampledSeries {
       let st = this.stacks.get(label);
       if (!st) this.stacks.set(label, (st = emptyStacks()));
       if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
-      for (const [stack, n, own] of s.stacks) this.recordStack(st, stack, n, own);
+      for (const [stack, n, own, calls] of s.stacks) this.recordStack(st, stack, n, own, calls);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
@@ -101,8 +107,9 @@ export class SampledSeries {
   }
 
   /** `n` samples of one stack, innermost function first. */
-  private recordStack(st: Stacks, stack: string[], n: number, own = false): void {
+  private recordStack(st: Stacks, stack: string[], n: number, own = false, calls: string[] = []): void {
     st.samples += n;
+    for (const c of calls) st.calls.set(c, (st.calls.get(c) ?? 0) + n);
     if (stack.length) st.leaves.set(stack[0], (st.leaves.get(stack[0]) ?? 0) + n);
     if (own) st.own.set(stack[0], (st.own.get(stack[0]) ?? 0) + n);
     // each function was called, directly or not, by every one below it
