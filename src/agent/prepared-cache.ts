@@ -4,7 +4,7 @@
 // it depends on, so a program started again skips parsing and rewriting.
 //
 // Key: the source text, paranode's version and a hash of the preparing code
-// itself (so a rebuilt paranode never takes an old entry), the kind (script or
+// itself (so a rebuilt paranode never takes an old entry), the Node version, the kind (script or
 // ES module), the file name, URL and working directory (module names), and the
 // number of digits of the script's number. The text names the script number in
 // its slot globals ($pn<no>_<fn>) and an ES module's preamble; it is stored with
@@ -34,7 +34,7 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
   return home ? path.join(home, '.cache', 'paranode') : null;
 }
 
-/** A hash of the code that prepares (dist/src/instrument and analysis) and of acorn: an entry is only valid for the build that made it. */
+/** A hash of the code that prepares (dist/src/instrument and analysis), of acorn and of the Node version: an entry is only valid for the build and the Node that made it. */
 function buildId(): string {
   const h = crypto.createHash('sha256');
   h.update(FORMAT);
@@ -44,6 +44,8 @@ function buildId(): string {
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) h.update(f).update(fs.readFileSync(path.join(dir, f)));
   }
   try { h.update(JSON.parse(fs.readFileSync(require.resolve('acorn/package.json'), 'utf8')).version); } catch { /* not found: the hash above still moves */ }
+  // what is parsed depends on the V8 that runs it (the import phases it compiles)
+  h.update(process.version);
   return h.digest('hex');
 }
 
