@@ -92,3 +92,16 @@ test('launched: worker threads that start and end all the time are each instrume
   assert.equal(s.exitCode, 0);
   assert.doesNotMatch(err, /Error|Assertion/, err);
 });
+
+test('launched: a worker started on the program\'s first line gets its agent and counts exactly, and Node\'s module built-in works in it (five launches)', async () => {
+  // such a worker may start before the session asked workers to wait for it: the tool's start of
+  // the agent then arrives by interrupt, maybe inside Node's own set-up of the worker
+  for (let k = 0; k < 5; k++) {
+    const s = await Session.launch([process.execPath, path.join(FIXTURES, 'early-worker.js'), '700'], ['/Code/early-worker-lib.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+    const { until } = programOutput(s.child!);
+    await until(/sum 2100 builtins true\nworker exit 0/);
+    await s.waitForExit();
+    assert.equal(s.value('n'), 700, `launch ${k + 1}: ${JSON.stringify(s.notes)}`);
+    assert.ok(!s.notes.some((n) => /not instrumented/.test(n)), JSON.stringify(s.notes));
+  }
+});
