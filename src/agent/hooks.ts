@@ -38,9 +38,13 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
   // load the preparer before hooking, so that it is never prepared itself
   const { prepareForLoad, prepareModuleForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
   const own = ownCodeDirs();
-  // the start-up cache serves the dormant agent only: under `paranode run` it made the program
-  // start fast enough to expose a race in the tool's start of the agent at a new worker's
-  // first-line break (metrics tests, "Cannot access 'runtime_1' before initialization")
+  // the start-up cache serves the dormant agent only. Under `paranode run` it makes the program
+  // start fast enough that a worker it starts at once is set up while the session begins: the
+  // tool's start of the agent there (Session.startAgent, by interrupt) can land inside Node's own
+  // set-up of the worker's module loader ("Cannot set properties of undefined (setting
+  // 'register')", 4 of 16 runs of the metrics and workers tests on Node 24), and a function the
+  // program runs at once has the session's first requests (Debugger.enable's full GC) in its CPU
+  // timer (metrics test of finally-call.js)
   const cache = opts.always ? (require('./prepared-cache') as typeof import('./prepared-cache')).PreparedCache.open() : null;
   const state: HookState = { handle: undefined, always: !!opts.always };
   state.handle = mod.registerHooks({
