@@ -144,10 +144,10 @@ export class CpuSampler {
       }
       const inner = byId.get(id)!.callFrame;
       const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
-      const out1 = [...calls].sort();
-      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + out1.join('\t');
+      const callsOut = [...calls].sort();
+      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t');
       const e = out.get(k);
-      if (e) e[1] += count; else out.set(k, [stack, count, own, out1]);
+      if (e) e[1] += count; else out.set(k, [stack, count, own, callsOut]);
     }
     return { stacks: [...out.values()], samples, idle };
   }

@@ -19,7 +19,7 @@ import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
 import { R } from './target-runtime';
-import { TargetThread, ThreadLimits } from './thread';
+import { inThread, TargetThread, ThreadLimits } from './thread';
 
 /** a worker request unanswered this long is nudged (Node 26 can leave a message to an idle worker undelivered: see CdpOptions) */
 const WORKER_NUDGE_MS = 300;
@@ -439,7 +439,7 @@ export class Session extends EventEmitter {
   /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
   private recordFinal(thread: number, sample: any): void {
     this.record(thread, sample);
-    for (const n of (sample.notes ?? []) as string[]) this.notes.push(thread ? `${n} (thread ${thread})` : n);
+    for (const n of (sample.notes ?? []) as string[]) this.notes.push(inThread(n, thread));
   }
 
   /**

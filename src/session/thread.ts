@@ -28,6 +28,9 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   stacks?: [string[], number, boolean?, string[]?][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number }
+/** A note from a thread's runtime, as the session lists it: a worker's says which thread. */
+export const inThread = (note: string, thread: number): string => (thread ? `${note} (thread ${thread})` : note);
+
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
@@ -290,7 +293,7 @@ export class TargetThread {
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
     const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
     this.countPinned(s);
-    if (s.notes) this.notes.push(...s.notes.map((n) => (this.id ? `${n} (thread ${this.id})` : n)));
+    if (s.notes) this.notes.push(...s.notes.map((n) => inThread(n, this.id)));
     if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
       // in parts: a large program's names are megabytes, serialized with the thread stopped
       const paths: string[] = [];
