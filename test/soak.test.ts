@@ -58,7 +58,7 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   assert.deepEqual(removed, [], 'no global of the program is gone');
   assert.deepEqual(added(last).sort(), added(s1!).sort(), `no global added after the first session (first: ${added(s1!).length})`);
   assert.deepEqual(added(last).filter((n) => !DORMANT.test(n)), [], 'the first session left only its dormant runtime');
-  assert.deepEqual(last.threads, s0.threads, 'no thread left');
+  assert.deepEqual(last.threads, s0.threads, `no thread left: before ${JSON.stringify(s0.threads)}, after ${JSON.stringify(last.threads)}`);
 
   const mb = (n: number) => (n / 1e6).toFixed(1);
   const heap = last.heapUsed - s1!.heapUsed;

@@ -27,17 +27,25 @@ async function start(): Promise<{ target: Target; state: () => Promise<State>; b
 }
 
 /** Until the target's own view says so (the tool's work is seen there, by the thread itself). */
-async function until(state: () => Promise<State>, ok: (s: State) => boolean, what: string, ms = 60000): Promise<State> {
+async function until(state: () => Promise<State>, ok: (s: State) => boolean, what: string, ms = 60000, cli?: ChildProcess): Promise<State> {
   for (const deadline = Date.now() + ms; ;) {
     const s = await state();
     if (ok(s)) return s;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms; last state ${JSON.stringify(s)}`);
+    if (Date.now() > deadline) {
+      const said = cli ? `; the tool ${cli.exitCode === null && cli.signalCode === null ? 'runs' : `ended (${cli.exitCode ?? cli.signalCode})`}, its stderr: ${JSON.stringify(toolErr.get(cli) ?? '')}` : '';
+      throw new Error(`${what}: not within ${ms} ms; last state ${JSON.stringify(s)}${said}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
+const toolErr = new WeakMap<ChildProcess, string>();
+
 function tool(pid: number): ChildProcess {
-  const c = spawn(process.execPath, [CLI, 'attach', String(pid), '-q', '-i', '100', '-p', '/Code/watchdog.js/f.entry: n++'], { stdio: 'ignore' });
+  const c = spawn(process.execPath, [CLI, 'attach', String(pid), '-q', '-i', '100', '-p', '/Code/watchdog.js/f.entry: n++'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // what the tool said, for a failure's message
+  toolErr.set(c, '');
+  c.stderr!.setEncoding('utf8').on('data', (d: string) => toolErr.set(c, (toolErr.get(c)! + d).slice(-4000)));
   after(() => c.kill('SIGKILL'));
   return c;
 }
@@ -66,7 +74,7 @@ test('the tool SIGKILLed while sampling: the target restores every thread on its
   const { target, state, before, calls20k } = await start();
   assert.ok(back(before.main) && back(before.resident));
   const cli = tool(target.pid);
-  const during = await until(state, instrumented, 'the probe placed in both threads');
+  const during = await until(state, instrumented, 'the probe placed in both threads', 60000, cli);
   if (LIVEEDIT) {
     assert.notEqual(during.main.text, ORIGINAL, 'main thread LiveEdited');
     assert.notEqual(during.resident.text, ORIGINAL, 'worker thread LiveEdited');
@@ -87,7 +95,7 @@ test('the tool SIGKILLed while sampling: the target restores every thread on its
 test('the tool gone while a new worker waits for the debugger at its start: the worker runs', async () => {
   const { target, state, before, calls20k } = await start();
   const cli = tool(target.pid);
-  await until(state, instrumented, 'the probe placed in both threads');
+  await until(state, instrumented, 'the probe placed in both threads', 60000, cli);
   // stopped, the tool never lets the new worker go: it waits for the debugger
   cli.kill('SIGSTOP');
   target.send('spawn 1000');

@@ -16,6 +16,7 @@ const files = process.argv.slice(2).length
 let passed = 0;
 let failed = 0;
 const summary: string[] = [];
+const failures: string[] = [];
 for (const v of versions) {
   const bin = path.join(ROOT, 'node_modules', `node${v}`, 'bin', 'node');
   if (!fs.existsSync(bin)) {
@@ -43,7 +44,11 @@ for (const v of versions) {
   passed += pass;
   failed += fail;
   summary.push(`node ${version}: ${pass} passed, ${fail} failed (${Math.round((Date.now() - t0) / 1000)} s)`);
+  // the reporter's list of failures, again at the end: a CI view that shows the log's tail shows why
+  const at = r.stdout.indexOf('✖ failing tests:');
+  if (at >= 0) failures.push(`## Node ${version}\n${r.stdout.slice(at, at + 6000).trim()}`);
 }
+if (failures.length) console.log(`\n# ===== failures =====\n${failures.join('\n\n')}`);
 console.log(`\n# ===== summary =====\n${summary.join('\n')}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
