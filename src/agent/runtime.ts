@@ -15,6 +15,7 @@ import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
+import { CallPaths, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
 import { OWN_PACKAGES } from './own-code';
@@ -165,7 +166,7 @@ export const SWITCH_GAP_MS = 50;
  * A handler's cost class: how its point is reached and how many primitives of
  * each kind it runs, e.g. "slot:n1" (one counter by slot) or "wrap:w1p1".
  * n counter ++, a other counter update, i predicate, w/c start of a wall/CPU
- * timer, p stop, v instance lookup.
+ * timer, p stop, v instance lookup, k call-path operation.
  */
 export function costClass(how: Mechanism, body: string): string {
   const n = (re: RegExp) => (body.match(re) ?? []).length;
@@ -177,6 +178,7 @@ export function costClass(how: Mechanism, body: string): string {
     ['c', n(/__ts_c\(/g) + n(/__vs\([^;]*,1\);/g)],
     ['p', n(/__tp\(|__vp\(/g)],
     ['v', n(/__iv\(/g)],
+    ['k', n(/__cp\(/g)],
   ];
   return `${how === 'load' || how === 'liveedit' ? 'slot' : how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
 }
@@ -534,7 +536,33 @@ export class Runtime {
       if (n.endsWith('$mod')) return `${n.slice(0, -4)}@/Code/${rec.analysis.functions[f].module ?? rec.module}`;
       return n;
     };
-    return resolveNames(s.body, (n) => this.counter(cell(n)), (n) => this.timer(cell(n)));
+    return resolveNames(s.body, (n) => this.counter(cell(n)), (n) => this.timer(cell(n)), () => this.pathFn(rec, f));
+  }
+
+  /** "<module>/<function>" and how it suspends, per function id of the call-path profile */
+  private readonly pathFns: { name: string; kind: SuspendKind }[] = [];
+  private readonly pathFnIds = new Map<string, number>();
+  private pathProfile: CallPaths | null = null;
+
+  /** The id a call-path primitive placed in function f of rec names it by. */
+  private pathFn(rec: ScriptRecord, f: number): number {
+    const key = `${rec.no}:${f}`;
+    let id = this.pathFnIds.get(key);
+    if (id === undefined) {
+      const info = rec.analysis.functions[f];
+      const kind: SuspendKind = info.isAsync ? (info.isGenerator ? 'both' : 'await') : info.isGenerator ? 'yield' : 'none';
+      this.pathFnIds.set(key, (id = this.pathFns.push({ name: rec.names[f], kind }) - 1));
+    }
+    return id;
+  }
+
+  /** The call-path profile the primitives enterPath() ... resumePath() feed (made at first use). */
+  callPaths(): CallPaths {
+    if (!this.pathProfile) {
+      this.useCpuClock();
+      this.pathProfile = new CallPaths((id) => this.pathFns[id]?.name ?? '?', (id) => this.pathFns[id]?.kind ?? 'none', () => this.now(), () => this.cpu());
+    }
+    return this.pathProfile;
   }
 
   private rebuild(key: string): void {
@@ -579,6 +607,7 @@ export class Runtime {
     const inst = this.instances;
     const h = buildHandler(body, {
       C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, now: this.now, cpu: this.cpu,
+      path: /__cp\(/.test(body) ? this.callPaths() : null,
       cell: (name, timer, kind, x) => inst.cell(name, timer, kind, x),
       start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
       stop: (name) => inst.stop(name),
@@ -742,7 +771,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -766,6 +795,8 @@ export class Runtime {
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;
+    const paths = this.pathProfile?.take();
+    if (paths?.length) out.paths = paths;
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
     // where each standing probe is placed (the tool tells the user of probes that match nothing)
     if (this.placed.size) out.placed = [...this.placed].map(([id, n]) => [id, n + (this.wrapped.get(id) ?? 0)]);
@@ -793,6 +824,7 @@ export class Runtime {
     if (this.turn) clearTimeout(this.turn);
     this.turn = null;
     this.instances.reset();
+    this.pathProfile?.reset();
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();
@@ -877,17 +909,18 @@ export class Runtime {
 }
 
 /** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */
-export function resolveNames(body: string, counter: (name: string) => number, timer: (name: string) => number): string {
+export function resolveNames(body: string, counter: (name: string) => number, timer: (name: string) => number, fnId: () => number = () => -1): string {
   // One pass (a name may itself hold "__c_" or "__t_"), by exec, not by replace with a
   // callback: V8's global replace with a callback (Node 22) threw "illegal argument" from
   // its StringBuilderConcat once in ~20 launches of a 9 MB script, placing millions of
   // points while the tool talked to the thread; the script was then left unprepared.
   // A fresh regexp per call: the tool's own calls can interrupt this loop.
-  const re = /__([ct])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu;
+  // __f_fn: the id of the function the handler is placed in (call-path primitives)
+  const re = /__([ctf])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu;
   let out = '';
   let last = 0;
   for (let m = re.exec(body); m; m = re.exec(body)) {
-    out += body.slice(last, m.index) + String(m[1] === 'c' ? counter(m[2]) : 4 * timer(m[2]));
+    out += body.slice(last, m.index) + String(m[1] === 'c' ? counter(m[2]) : m[1] === 't' ? 4 * timer(m[2]) : fnId());
     last = m.index + m[0].length;
   }
   return out + body.slice(last);
@@ -900,21 +933,25 @@ export interface HandlerEnv {
   cell: (name: string, timer: boolean, kind: 'file' | 'channel', x: unknown) => number;
   start: (name: string, i: number, cpuTimer: boolean) => void;
   stop: (name: string) => void;
+  /** the call-path profile, where the handler has call-path primitives */
+  path?: CallPaths | null;
 }
 
 /** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
 export function buildHandler(body: string, env: HandlerEnv): Handler {
-  const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq',
+  const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq', '__P',
     `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
     `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
     `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
+    // call-path primitives: 0 entry, 1 exit, 2 await, 3 resume of function f
+    `var __cp=function(op,f){op===0?__P.enter(f):op===1?__P.exit(f):op===2?__P.suspend(f):__P.resume(f)};` +
     // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
     `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
   return factory(env.C, env.U, env.F, env.L, env.T, env.now, env.cpu,
     (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => env.cell(name, timer === 1, kind, safeInstanceArg(x)),
     (name: string, i: number, cpuTimer: number) => env.start(name, i, cpuTimer === 1),
     (name: string) => env.stop(name),
-    safeRead, safePrimitive, safeLooseEqual);
+    safeRead, safePrimitive, safeLooseEqual, env.path ?? null);
 }
 
 /**

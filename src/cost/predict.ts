@@ -48,6 +48,7 @@ export function snippetClass(snippet: string, how: MechanismName): string {
     ['c', n(/startProcessTimer\(/g)],
     ['p', n(/stopTimer\(/g)],
     ['v', n(/\$(file|channel)\(/g)],
+    ['k', n(/\b(enter|exit|await|resume)Path\(/g)],
   ];
   return `${how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
 }

@@ -19,6 +19,8 @@ export const MAX_SNIPPET_NESTING = 100;
 
 const BIN_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!=', '===', '!==']);
 const TIMER_FNS = new Set(['startWallTimer', 'startProcessTimer', 'stopTimer']);
+/** call-path primitives: the runtime's operation and the one point each belongs at (agent/call-paths) */
+const PATH_FNS: Record<string, [op: number, at: PointClass]> = { enterPath: [0, 'entry'], exitPath: [1, 'exit'], awaitPath: [2, 'await'], resumePath: [3, 'resume'] };
 /** functions that pick the instance of a /SyncObject resource: name[$file(x)] */
 export const INSTANCE_FNS: Record<string, string> = { $file: 'file', $channel: 'channel' };
 
@@ -201,7 +203,13 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
           kinds.set(name, kind);
           return kind === 'wall' ? `__ts_w(__t_${name});` : `__ts_c(__t_${name});`;
         }
-        if (e.type === 'CallExpression') fail(e, 'only startWallTimer, startProcessTimer and stopTimer can be called');
+        if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && Object.hasOwn(PATH_FNS, e.callee.name)) {
+          const [op, at] = PATH_FNS[e.callee.name];
+          if (e.arguments.length) fail(e, `${e.callee.name}() takes no arguments`);
+          if (opts.point !== at) fail(e, `${e.callee.name}() belongs at the ${at} point, not at ${opts.point}`);
+          return `__cp(${op},__f_fn);`;
+        }
+        if (e.type === 'CallExpression') fail(e, 'only startWallTimer, startProcessTimer, stopTimer and enterPath, exitPath, awaitPath, resumePath can be called');
         return fail(e, `${describe(e)} does nothing; use c++, c += e, c -= e, c = e or a timer call`);
       }
       default:
