@@ -1,6 +1,7 @@
 // The compact terminal table of metric values, largest first.
 import type { MetricValue } from '../session/series';
 import type { MetricInstanceValue } from '../metrics/manager';
+import type { CallPath } from '../data/call-path-profile';
 
 export function renderTable(metrics: MetricValue[], elapsed: number): string {
   const rows = [...metrics].sort((a, b) => b.total - a.total);
@@ -33,4 +34,18 @@ function fmtNum(x: number): string {
   if (Number.isInteger(x)) return String(x);
   const a = Math.abs(x);
   return a >= 100 ? x.toFixed(1) : a >= 1 ? x.toFixed(3) : x.toPrecision(3);
+}
+
+/** A call-path profile, longest inclusive wall time first: seconds, a worker's paths marked with its thread. */
+export function renderCallPaths(paths: CallPath[], max = 20): string {
+  const s = (x: number) => x.toFixed(4);
+  const rows = paths.slice(0, max).map((p) => [String(p.calls), s(p.wall.inclusive), s(p.wall.exclusive), s(p.cpu.inclusive), s(p.cpu.exclusive), s(p.wait),
+    `${p.thread === 'main' ? '' : `[thread ${p.thread}] `}${p.functions.join(' > ')}`]);
+  const head = ['calls', 'wall incl', 'wall excl', 'cpu incl', 'cpu excl', 'waiting', `call path (${paths[0]?.path.split('/')[2] ?? 'k'} deep)`];
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (r: string[]) => r.map((c, i) => (i < 6 ? c.padStart(w[i]) : c)).join('  ') + '\n';
+  let out = line(head);
+  for (const r of rows) out += line(r);
+  if (paths.length > max) out += `... ${paths.length - max} more paths (all in --json)\n`;
+  return out;
 }

@@ -5,18 +5,20 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { faultPoint } from '../inspector/fault-injection';
 import { parseProbes } from '../instrument/probe';
-import { Session } from '../session/session';
+import { callPathProbes, Session } from '../session/session';
+import { parsePathLength, type PathLength } from '../data/call-path-profile';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './diagnose';
-import { renderInstances, renderTable } from './live-view';
+import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
 
 interface CommonOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
   duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
+  callPaths: string[]; pathLength: PathLength;
 }
 
 /** `<metric>[@<focus>]` */
@@ -32,6 +34,9 @@ function library(files: string[]): MdlLibrary {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+const pathLength = (v: string): PathLength => {
+  try { return parsePathLength(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
+};
 const progress = (m: string) => { process.stderr.write(`paranode: ${m}\n`); };
 /** notes already printed as they came (the final summary prints only the rest) */
 let shownNotes = 0;
@@ -58,6 +63,8 @@ function addCommon(cmd: Command): Command {
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
     .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
+    .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
+    .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)
     .option('-q, --quiet', 'no live view');
 }
 
@@ -66,7 +73,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   let lines = 0;
   const draw = () => {
     if (!live) return;
-    const text = view(s, mm);
+    const text = view(s, opts, mm);
     process.stderr.write((lines ? `\x1b[${lines}A\x1b[J` : '') + text);
     lines = text.split('\n').length - 1;
   };
@@ -104,12 +111,13 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   if (!stopping) { stopping = true; finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm); }
 }
 
-/** The metric instances' table, then the probes' counters and timers (if any). */
-function view(s: Session, mm?: MetricManager): string {
+/** The metric instances' table, then the probes' counters and timers (if any), then the call paths. */
+function view(s: Session, opts: CommonOpts, mm?: MetricManager): string {
   const probes = s.metrics();
   const parts = [];
   if (mm) parts.push(renderInstances(mm.values(), s.elapsedSeconds));
-  if (probes.length || !mm) parts.push(renderTable(probes, s.elapsedSeconds));
+  if (probes.length || (!mm && !opts.callPaths.length)) parts.push(renderTable(probes, s.elapsedSeconds));
+  if (opts.callPaths.length) parts.push(renderCallPaths(s.callPaths(opts.pathLength)));
   return parts.join('');
 }
 
@@ -119,10 +127,11 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
   }
   const metrics = [...(mm?.values() ?? []), ...s.metrics()];
   if (opts.json) {
-    fs.writeFileSync(opts.json, JSON.stringify({ pid: s.pid, metrics, notes: s.notes }, null, 2) + '\n');
+    const callPaths = opts.callPaths.length ? { callPaths: s.callPaths(opts.pathLength) } : {};
+    fs.writeFileSync(opts.json, JSON.stringify({ pid: s.pid, metrics, ...callPaths, notes: s.notes }, null, 2) + '\n');
   }
   if (!opts.quiet) {
-    process.stderr.write(`paranode: ${why}\n` + view(s, mm));
+    process.stderr.write(`paranode: ${why}\n` + view(s, opts, mm));
     for (const n of s.notes.slice(shownNotes)) process.stderr.write(`note: ${n}\n`);
   }
   // a launched program's status is paranode's: 128 + n for a signal, as a shell shows it
@@ -160,13 +169,15 @@ async function main(argv: string[]): Promise<void> {
     .action(async (command: string[], opts: CommonOpts) => {
       const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
       const signals = new EarlySignals();
+      // a call-path profile's probes stand from the program's first line, as -p probes do
+      const probes = [...opts.probe, ...callPathProbes(opts.callPaths)];
       if (!opts.enable.length) {
-        await session(await Session.launch(command, opts.probe, limits), opts, undefined, signals);
+        await session(await Session.launch(command, probes, limits), opts, undefined, signals);
         return;
       }
       const lib = library(opts.mdl);
       for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
-      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes: opts.probe, progress }, lib);
+      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes, progress }, lib);
       if (!opts.quiet) reportEnabled(manager, opts);
       await session(s, opts, manager, signals);
     });
@@ -179,6 +190,7 @@ async function main(argv: string[]): Promise<void> {
       for (const r of enables) lib.metric(r.metric);
       // probes too: a typo must not open the target's inspector or start an agent in it
       const requests = parseProbes(opts.probe);
+      callPathProbes(opts.callPaths);
       const signals = new EarlySignals(true);
       const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
       // attached, the inspector port closed again (at normal priority: the port stays open no
@@ -195,6 +207,10 @@ async function main(argv: string[]): Promise<void> {
             `${r.notPlaced ? `, ${r.notPlaced} not placed` : ''}: ${p}\n`);
           for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
           shownNotes = s.notes.length;
+        }
+        if (opts.callPaths.length) {
+          const r = await s.profileCallPaths(opts.callPaths);
+          if (!opts.quiet) process.stderr.write(`paranode: call-path profile placed at ${r.placed} point(s): ${opts.callPaths.join(', ')}\n`);
         }
         let mm: MetricManager | undefined;
         if (enables.length) {
@@ -283,7 +299,7 @@ async function metricsDemo(dir: string): Promise<void> {
   const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
   process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} 5 with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
   const { session: s, manager } = await MetricManager.launch([process.execPath, demo, '5'], enables.map(parseEnable), { probes, cwd: dir });
-  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200, nice: DEFAULT_NICE };
+  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200, nice: DEFAULT_NICE, callPaths: [], pathLength: 2 };
   reportEnabled(manager, opts);
   await session(s, opts, manager);
 }

@@ -18,6 +18,7 @@ import type { Prepared } from './mechanisms/mechanism';
 import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
+import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile';
 import { R } from './target-runtime';
 import { inThread, TargetThread, ThreadLimits } from './thread';
 
@@ -64,6 +65,17 @@ export interface ProbeResult {
   notPlaced: number;
 }
 
+/**
+ * The probes of a call-path profile over functions (/Code globs): entry, exit,
+ * await and resume of each, in that order. `paranode run --call-paths` gives them at launch.
+ */
+export function callPathProbes(resources: string[]): string[] {
+  for (const resource of resources) {
+    if (!resource.startsWith('/Code/')) throw new ParanodeError(`a call-path profile is over functions: a /Code resource, not "${resource}"`);
+  }
+  return resources.flatMap((r) => [`${r}.entry: enterPath();`, `${r}.exit: exitPath();`, `${r}.await: awaitPath();`, `${r}.resume: resumePath();`]);
+}
+
 export class Session extends EventEmitter {
   readonly notes: string[] = [];
   private readonly threads = new Map<number, TargetThread>();
@@ -78,6 +90,7 @@ export class Session extends EventEmitter {
   private readonly placedIn = new Map<number, Map<number, number>>();
   /** the samples as time histograms per thread and per process */
   private readonly series: SampledSeries;
+  private readonly pathProfile = new CallPathProfile();
   private readonly startMs = Date.now();
   private nextProbe = 1;
   private samplerTimer: NodeJS.Timeout | null = null;
@@ -412,6 +425,38 @@ export class Session extends EventEmitter {
     }
   }
 
+  /**
+   * Profile the call paths through the functions of `resources` (/Code globs):
+   * every thread keeps calls, inclusive and exclusive wall and CPU time, and
+   * waiting time per distinct path of those functions, from now on, in
+   * threads and modules that start later too. Read with callPaths().
+   */
+  async profileCallPaths(resources: string | string[]): Promise<ProbeResult> {
+    const list = typeof resources === 'string' ? [resources] : resources;
+    const texts = callPathProbes(list);
+    const r: ProbeResult = { id: -1, placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
+    for (const [i, text] of texts.entries()) {
+      // entry first (an unknown resource fails here); a set without async functions has no await points
+      const p = await this.place(parseProbe(text), { quiet: true, optional: i % 4 !== 0 });
+      if (r.id < 0) r.id = p.id;
+      for (const k of ['placed', 'bySlot', 'byBreakpoint', 'byWrapping', 'notPlaced'] as const) r[k] += p[k];
+    }
+    if (r.byBreakpoint || r.notPlaced) {
+      this.notes.push(`call-path profile of ${list.join(', ')}: ${r.byBreakpoint} point(s) by breakpoint, ${r.notPlaced} not placed: ` +
+        'a function reached by breakpoints has no await or thrown exit there, so paths through it are attributed approximately');
+    }
+    return r;
+  }
+
+  /**
+   * The call-path profile sampled so far (profileCallPaths), cut to the last
+   * `k` functions of each path (1: per function, Infinity: whole paths), per
+   * thread ('main' or a worker id; all when not given); longest inclusive wall time first.
+   */
+  callPaths(k: PathLength = Infinity, thread?: string): CallPath[] {
+    return this.pathProfile.cut(k, thread);
+  }
+
   /** Take one sample from every thread into the histograms. */
   async sample(): Promise<void> {
     this.lastSampleMs = Date.now();
@@ -429,6 +474,7 @@ export class Session extends EventEmitter {
 
   private record(thread: number, sample: any): void {
     this.series.record(thread, sample);
+    if (sample.paths) this.pathProfile.record(thread === 0 ? 'main' : String(thread), sample.paths);
     for (const [id, n] of (sample.placed ?? []) as [number, number][]) {
       const by = this.placedIn.get(id) ?? new Map<number, number>();
       by.set(thread, n);

@@ -17,6 +17,8 @@ import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
 import type { PlacedCounts } from './mechanisms/mechanism';
 import { R } from './target-runtime';
 
+import type { PathRecord } from '../agent/call-paths';
+
 /** paranode's own code in the target: not the program's */
 const OWN = ownCodeDirs();
 
@@ -27,7 +29,9 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, whether the innermost function's own code ran */
   stacks?: [string[], number, boolean?, string[]?][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
-  idle?: number }
+  idle?: number;
+  /** call paths whose totals changed since the last sample (agent/call-paths) */
+  paths?: PathRecord[] }
 /** A note from a thread's runtime, as the session lists it: a worker's says which thread. */
 export const inThread = (note: string, thread: number): string => (thread ? `${note} (thread ${thread})` : note);
 

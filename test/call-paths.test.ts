@@ -1,0 +1,133 @@
+// Call-path profiles (issue #13, TAU's k-level call paths): exact calls per
+// path for k = 1, 2, 3 and whole paths, recursion folded, time after an await
+// on the path that awaited, a generator's segments under whoever resumed it.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import type { CallPath } from '../src/data/call-path-profile';
+import { CLI, FIXTURES, LIVEEDIT, lineRequests, Target } from './support/helpers';
+
+const M = 'call-paths.js';
+/** path -> calls, over the main thread, for paths of the fixture's own functions */
+const calls = (ps: CallPath[]) => Object.fromEntries(ps.filter((p) => p.thread === 'main').map((p) => [p.functions.map((f) => f.slice(M.length + 1)).join('>'), p.calls]));
+const pick = (ps: CallPath[], key: string) => ps.find((p) => p.functions.map((f) => f.slice(M.length + 1)).join('>') === key);
+
+async function launched(): Promise<{ s: Session; request: (line: string, re: RegExp) => Promise<RegExpMatchArray> }> {
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, M)], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child?.kill());
+  const request = lineRequests(s.child!);
+  await request('', /ready/);
+  return { s, request };
+}
+
+test('call paths: exact calls per path for k = 1, 2, 3 and whole paths; recursion folds into the outermost', async () => {
+  const { s, request } = await launched();
+  const r = await s.profileCallPaths(['sync', 'a', 'b', 'leaf', 'rec', 'x', 'y'].map((f) => `/Code/${M}/${f}`));
+  assert.ok(r.bySlot > 0 && r.byBreakpoint === 0 && r.notPlaced === 0, JSON.stringify(r));
+  await request('sync', /sync done/);
+  await s.sample();
+  // rec(3) twice: 2 outer and 6 recursive activations, one path; x(2) -> y -> x -> y -> x folds to sync>x and sync>x>y
+  assert.deepEqual(calls(s.callPaths()), {
+    'sync': 1, 'sync>a': 10, 'sync>a>b': 10, 'sync>a>b>leaf': 20, 'sync>a>leaf': 10, 'sync>b': 5, 'sync>b>leaf': 10,
+    'sync>rec': 8, 'sync>rec>leaf': 2, 'sync>x': 3, 'sync>x>y': 2, 'sync>x>leaf': 1,
+  });
+  assert.deepEqual(calls(s.callPaths(1)), { sync: 1, a: 10, b: 15, leaf: 43, rec: 8, x: 3, y: 2 });
+  assert.deepEqual(calls(s.callPaths(2)), {
+    'sync': 1, 'sync>a': 10, 'a>b': 10, 'b>leaf': 30, 'a>leaf': 10, 'sync>b': 5, 'sync>rec': 8, 'rec>leaf': 2, 'sync>x': 3, 'x>y': 2, 'x>leaf': 1,
+  });
+  assert.deepEqual(calls(s.callPaths(3)), {
+    'sync': 1, 'sync>a': 10, 'sync>a>b': 10, 'a>b>leaf': 20, 'sync>a>leaf': 10, 'sync>b': 5, 'sync>b>leaf': 10,
+    'sync>rec': 8, 'sync>rec>leaf': 2, 'sync>x': 3, 'sync>x>y': 2, 'sync>x>leaf': 1,
+  });
+  const ps = s.callPaths();
+  assert.equal(pick(ps, 'sync>a')!.path, `/CallPath/inf/${M}/sync>${M}/a`);
+  assert.equal(s.callPaths(2).find((p) => p.calls === 30)!.path, `/CallPath/2/${M}/b>${M}/leaf`);
+  // times add up: a path's inclusive time is its exclusive time and its callees' inclusive time,
+  // recursion counted once (the outermost rec), and nothing is more inclusive than sync. In
+  // mutual recursion the inner x goes back to x's path: its time is in y's inclusive time and in
+  // x's exclusive time, so x's inclusive time is its exclusive time, y's and leaf's (and y's
+  // inclusive time holds more than its exclusive time with no callee path of its own)
+  const [sx, sxy, sxl] = ['sync>x', 'sync>x>y', 'sync>x>leaf'].map((k) => pick(ps, k)!);
+  assert.ok(Math.abs(sx.wall.inclusive - (sx.wall.exclusive + sxy.wall.exclusive + sxl.wall.inclusive)) < 1e-6, JSON.stringify([sx, sxy, sxl]));
+  assert.ok(sxy.wall.inclusive > sxy.wall.exclusive, JSON.stringify(sxy));
+  for (const p of ps) {
+    if (p === sx || p === sxy) continue;
+    const kids = ps.filter((c) => c.functions.length === p.functions.length + 1 && c.functions.slice(0, -1).join('>') === p.functions.join('>'));
+    const sum = p.wall.exclusive + kids.reduce((t, c) => t + c.wall.inclusive, 0);
+    assert.ok(Math.abs(p.wall.inclusive - sum) < 1e-6, `${p.path}: inclusive ${p.wall.inclusive} against ${sum}`);
+    assert.ok(p.wall.exclusive >= 0 && p.cpu.exclusive >= -1e-6 && p.wait === 0, JSON.stringify(p));
+    assert.ok(p.wall.inclusive <= pick(ps, 'sync')!.wall.inclusive + 1e-9, p.path);
+  }
+  await s.detach();
+});
+
+test('call paths: after an await the time stays on the path that awaited, and the suspension is its waiting time', async () => {
+  const { s, request } = await launched();
+  await s.profileCallPaths(['rounds', 'loadUser', 'fetchProfile', 'parse', 'spin'].map((f) => `/Code/${M}/${f}`));
+  const N = 4;
+  await request(`async ${N}`, /async done/);
+  await s.sample();
+  const ps = s.callPaths();
+  // three loadUser at once, each resumed from the event loop: still under rounds>loadUser>fetchProfile
+  assert.deepEqual(calls(ps), {
+    'rounds': 1, 'rounds>loadUser': 3 * N, 'rounds>loadUser>fetchProfile': 3 * N,
+    'rounds>loadUser>fetchProfile>spin': 3 * N, 'rounds>loadUser>fetchProfile>parse': 3 * N, 'rounds>loadUser>fetchProfile>parse>spin': 3 * N,
+  });
+  const f = pick(ps, 'rounds>loadUser>fetchProfile')!;
+  // its own 20 ms spin and parse's 5 ms after the await are on its path; the 30 ms delay is waiting
+  assert.ok(f.wall.inclusive >= 3 * N * 0.025, `inclusive ${f.wall.inclusive} s`);
+  assert.ok(f.wait >= 3 * N * 0.03, `waiting ${f.wait} s`);
+  assert.ok(pick(ps, 'rounds>loadUser>fetchProfile>spin')!.wall.inclusive >= 3 * N * 0.02);
+  assert.ok(pick(ps, 'rounds>loadUser')!.wait >= pick(ps, 'rounds>loadUser')!.wall.inclusive);
+  // the CPU columns: the 25 ms spun per call are CPU time (the thread's clock)
+  assert.ok(f.cpu.inclusive >= 3 * N * 0.02, `CPU inclusive ${f.cpu.inclusive} s`);
+  await s.detach();
+});
+
+test('call paths: a generator runs each segment under whoever resumed it; bad requests are refused with a reason', async () => {
+  const { s, request } = await launched();
+  await s.profileCallPaths(['consume', 'count', 'leaf'].map((f) => `/Code/${M}/${f}`));
+  await request('gen', /gen done/);
+  await s.sample();
+  // count's body starts at the first next(): one call, four segments (three yields and the end)
+  assert.deepEqual(calls(s.callPaths()), { 'consume': 1, 'consume>count': 1, 'consume>count>leaf': 3 });
+  await assert.rejects(s.probe(`/Code/${M}/leaf.exit: enterPath()`), /enterPath\(\) belongs at the entry point, not at exit/);
+  await assert.rejects(s.probe(`/Code/${M}/leaf.entry: enterPath(1)`), /enterPath\(\) takes no arguments/);
+  await assert.rejects(s.profileCallPaths('/Thread/1'), /a call-path profile is over functions: a \/Code resource/);
+  await assert.rejects(s.profileCallPaths(`/Code/${M}/nosuch`), /unknown resource: no function matches/);
+  await s.detach();
+});
+
+test('call paths from the CLI: paranode run --call-paths, from the first line to the exit, nothing lost; a bad k is refused', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cp-')), 'out.json');
+  const globs = ['a', 'b', 'leaf'].flatMap((f) => ['--call-paths', `/Code/${M}/${f}`]);
+  const r = spawnSync(process.execPath, [CLI, 'run', ...globs, '-k', '1', '--json', json, '--', process.execPath, M, 'sync'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  // the program exits at once after its work: the values come from the thread's last write
+  const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { callPaths: CallPath[] };
+  assert.deepEqual(calls(out.callPaths), { a: 10, b: 15, leaf: 43 });
+  assert.equal(out.callPaths.find((p) => p.calls === 43)!.path, `/CallPath/1/${M}/leaf`);
+  assert.match(r.stderr, /calls +wall incl +wall excl +cpu incl +cpu excl +waiting +call path \(1 deep\)\n(.*\n)* +43 +[\d.]+ .*call-paths\.js\/leaf\n/);
+  const bad = spawnSync(process.execPath, [CLI, 'run', '--call-paths', `/Code/${M}/a`, '-k', '0', '--', process.execPath, M, 'sync'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /option '-k, --path-length <k>' argument '0' is invalid\. a call path's length is a whole number from 1 up, or inf/);
+});
+
+test('call paths attached: the same exact counts in a running program (slots by LiveEdit where it can, breakpoints elsewhere), and the approximation said', async () => {
+  const t = new Target(path.join(FIXTURES, M));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  const r = await s.profileCallPaths(['sync', 'a', 'b', 'leaf'].map((f) => `/Code/${M}/${f}`));
+  // functions LiveEdit cannot give slots (or all, where V8 has no LiveEdit) are reached by breakpoints: said
+  if (!LIVEEDIT) assert.equal(r.bySlot, 0);
+  assert.ok(r.byBreakpoint > 0 && s.notes.some((n) => /^call-path profile of .*: \d+ point\(s\) by breakpoint, \d+ not placed: a function reached by breakpoints has no await or thrown exit there/.test(n)), s.notes.join('\n'));
+  await t.request('sync', /sync done/);
+  await s.sample();
+  assert.deepEqual(calls(s.callPaths(2)), { 'sync': 1, 'sync>a': 10, 'a>b': 10, 'b>leaf': 30, 'a>leaf': 10, 'sync>b': 5, 'sync>leaf': 3 });
+  await s.detach();
+});
