@@ -7,6 +7,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
+import { benchCallPaths } from './call-paths';
 import { benchConditionMemory } from './condition-memory';
 import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
@@ -40,6 +41,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   pinning: benchPinning,
   switching: benchSwitching,
   'condition-memory': benchConditionMemory,
+  'call-paths': benchCallPaths,
 };
 
 function usage(): never {
