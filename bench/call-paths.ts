@@ -80,6 +80,19 @@ async function realProgram(opts: BenchOptions): Promise<string[]> {
       else { await s.detach().catch(() => undefined); s.child?.kill(); }
     }
   }
+  // the same profiled with four times the repetitions: the profile's size must not follow
+  progress(`call-paths: marked, ${4 * reps} repetitions, profiled`);
+  const longer = await Session.launch([process.execPath, 'work.js', 'marked', String(4 * reps), 'hold'], callPathProbes(['/Code/**']), { stdio: 'pipe', cwd: TARGETS });
+  let long: { paths: number; calls: number; json: number };
+  try {
+    await new Proc(longer.child!, 'work.js').waitFor(/work (\S+)/, 0);
+    await longer.sample();
+    const w = longer.callPaths(Infinity);
+    long = { paths: w.length, calls: w.reduce((t, p) => t + p.calls, 0), json: Buffer.byteLength(JSON.stringify(w)) };
+  } finally {
+    await longer.detach().catch(() => undefined);
+    longer.child?.kill();
+  }
   const s = last!;
   try {
     const whole = s.callPaths(Infinity);
@@ -103,7 +116,9 @@ async function realProgram(opts: BenchOptions): Promise<string[]> {
       '',
       `Data volume of the last profiled run: ${whole.length} distinct whole paths over ${calls.toLocaleString('en')} calls; the profile as \`--json\` writes it ` +
       `${(json / 1024).toFixed(1)} KB, against ${(trace / 1e6).toFixed(1)} MB for an entry/exit trace of the same calls (2 events a call, 12 bytes an event: ` +
-      `computed from the exact call counts, not written) — ${fmt(trace / json, 0)}× smaller, and it does not grow with the run's length, only with the number of distinct paths.`,
+      `computed from the exact call counts, not written) — ${fmt(trace / json, 0)}× smaller. With ${4 * reps} timed repetitions instead: ${long.paths} paths over ` +
+      `${long.calls.toLocaleString('en')} calls, ${(long.json / 1024).toFixed(1)} KB, against ${(2 * long.calls * 12 / 1e6).toFixed(1)} MB for the trace: the profile grows with the ` +
+      'number of distinct paths, not with the run.',
       '',
       'The tool cutting that profile to k functions (Session.callPaths(k), in the tool, after the run):',
       '',

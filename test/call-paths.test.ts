@@ -9,11 +9,14 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import type { CallPath } from '../src/data/call-path-profile';
+import type { Protocol } from 'devtools-protocol';
+import Ajv from 'ajv';
 import { CLI, FIXTURES, LIVEEDIT, lineRequests, Target } from './support/helpers';
 
 const M = 'call-paths.js';
 /** path -> calls, over the main thread, for paths of the fixture's own functions */
 const calls = (ps: CallPath[]) => Object.fromEntries(ps.filter((p) => p.thread === 'main').map((p) => [p.functions.map((f) => f.slice(M.length + 1)).join('>'), p.calls]));
+const ROOTDIR = path.resolve(FIXTURES, '..', '..');
 const pick = (ps: CallPath[], key: string) => ps.find((p) => p.functions.map((f) => f.slice(M.length + 1)).join('>') === key);
 
 async function launched(): Promise<{ s: Session; request: (line: string, re: RegExp) => Promise<RegExpMatchArray> }> {
@@ -130,4 +133,51 @@ test('call paths attached: the same exact counts in a running program (slots by 
   await s.sample();
   assert.deepEqual(calls(s.callPaths(2)), { 'sync': 1, 'sync>a': 10, 'a>b': 10, 'b>leaf': 30, 'a>leaf': 10, 'sync>b': 5, 'sync>leaf': 3 });
   await s.detach();
+});
+
+test('call-path exports: .cpuprofile (DevTools protocol types), speedscope (valid by its own schema), folded stacks; their totals are the profile\'s', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cp-'));
+  const [json, cpu, ss, folded] = ['out.json', 'out.cpuprofile', 'out.speedscope.json', 'out.folded'].map((f) => path.join(dir, f));
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--call-paths', `/Code/${M}/*`, '-k', 'inf', '--json', json,
+    '--call-paths-out', cpu, '--call-paths-out', ss, '--call-paths-out', folded, '--', process.execPath, M, 'sync'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const paths = (JSON.parse(fs.readFileSync(json, 'utf8')) as { callPaths: CallPath[] }).callPaths;
+  const us = (p: CallPath) => Math.round(p.wall.exclusive * 1e6);
+  const total = paths.reduce((t, p) => t + us(p), 0);
+  const file = path.join(FIXTURES, M);
+
+  // folded: a line per path with time, its exclusive µs
+  const lines = fs.readFileSync(folded, 'utf8').trim().split('\n');
+  assert.equal(lines.length, paths.filter((p) => us(p) > 0).length);
+  for (const p of paths.filter((x) => us(x) > 0)) assert.ok(lines.includes(`${p.functions.join(';')} ${us(p)}`), `${p.path} in ${lines.join('\n')}`);
+
+  // .cpuprofile: a tree under (root), a sample per path whose interval (the next delta) is its exclusive time
+  const prof = JSON.parse(fs.readFileSync(cpu, 'utf8')) as Protocol.Profiler.Profile;
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  assert.equal(byId.size, prof.nodes.length);
+  assert.equal(prof.nodes[0].callFrame.functionName, '(root)');
+  for (const n of prof.nodes) for (const c of n.children ?? []) assert.ok(byId.has(c));
+  assert.equal(prof.samples!.length, prof.timeDeltas!.length);
+  assert.equal(prof.endTime - prof.startTime, total);
+  assert.equal(prof.timeDeltas!.reduce((a, d) => a + d, 0), total);
+  const parentOf = new Map(prof.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)));
+  const stackOf = (id: number): string[] => (id === 1 ? [] : [...stackOf(parentOf.get(id)!), byId.get(id)!.callFrame.functionName]);
+  const self = new Map<string, number>();
+  prof.samples!.forEach((id, i) => { if (i + 1 < prof.samples!.length) self.set(stackOf(id).join('>'), prof.timeDeltas![i + 1]); });
+  for (const p of paths.filter((x) => us(x) > 0)) assert.equal(self.get(p.functions.map((f) => f.slice(M.length + 1)).join('>')), us(p), p.path);
+  const leaf = prof.nodes.find((n) => n.callFrame.functionName === 'leaf')!;
+  // 0-based line and column, as V8's own profiles have them
+  assert.deepEqual([leaf.callFrame.url, leaf.callFrame.lineNumber, leaf.callFrame.columnNumber], [`file://${file}`, 7, 0]);
+
+  // speedscope: valid by the schema speedscope publishes, weights its samples' exclusive times
+  const schema = JSON.parse(fs.readFileSync(path.join(ROOTDIR, 'node_modules', 'speedscope', 'dist', 'release', 'file-format-schema.json'), 'utf8'));
+  const doc = JSON.parse(fs.readFileSync(ss, 'utf8'));
+  const validate = new Ajv({ allErrors: true }).compile(schema);
+  assert.ok(validate(doc), JSON.stringify(validate.errors));
+  const [main] = doc.profiles as { samples: number[][]; weights: number[]; endValue: number }[];
+  assert.equal(main.weights.reduce((a, w) => a + w, 0), total);
+  assert.equal(main.endValue, total);
+  const frames = doc.shared.frames as { name: string; file: string; line: number; col: number }[];
+  assert.deepEqual(frames.find((f) => f.name === `${M}/leaf`), { name: `${M}/leaf`, file, line: 8, col: 1 });
+  assert.deepEqual(main.samples.map((st) => st.map((i) => frames[i].name).join('>')).sort(), paths.filter((p) => us(p) > 0).map((p) => p.functions.join('>')).sort());
 });

@@ -30,6 +30,9 @@ export const CPU_READ_GAP_MS = 0.02;
 export type SuspendKind = 'await' | 'yield' | 'both' | 'none';
 
 /** per path (its functions' names joined by NUL, outermost first): calls, then ms: inclusive wall, exclusive wall, inclusive CPU, exclusive CPU, waiting */
+/** a function of the paths: its name ("<module>/<function>"), file, line (1-based) and column (0-based) */
+export type PathFunction = [name: string, file: string, line: number, column: number];
+
 export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number];
 
 interface PathNode {
@@ -67,6 +70,9 @@ export class CallPaths {
   private sNum = new Float64Array(64 * FRAME);
   private store: AsyncLocalStorage<Suspended> | null = null;
   private readonly kinds = new Map<number, SuspendKind>();
+  /** functions that appeared in a path since the last take (their ids), and all that have */
+  private freshFns: number[] = [];
+  private readonly seenFns = new Set<number>();
   /** the last read of the CPU clock, and the wall clock then */
   private cpuRead = 0;
   private cpuReadWall = -Infinity;
@@ -122,6 +128,13 @@ export class CallPaths {
     this.push(this.child(this.depth ? this.sNode[this.depth - 1] : this.root, fn), fn);
   }
 
+  /** The ids of the functions that appeared in a path since the last call. */
+  takeFunctions(): number[] {
+    const out = this.freshFns;
+    this.freshFns = [];
+    return out;
+  }
+
   /** The paths that changed since the last take, with their totals so far. */
   take(): PathRecord[] {
     const out: PathRecord[] = [];
@@ -139,6 +152,8 @@ export class CallPaths {
   reset(): void {
     this.root = CallPaths.rootNode();
     this.nodes = [];
+    this.freshFns = [];
+    this.seenFns.clear();
     this.depth = 0;
     this.sNode = [];
     this.store?.disable();
@@ -163,6 +178,7 @@ export class CallPaths {
     for (let a: PathNode | null = parent; a && a !== this.root; a = a.parent) if (a.fn === fn) { node = a; break; }
     if (!node) {
       const name = this.nameOf(fn);
+      if (!this.seenFns.has(fn)) { this.seenFns.add(fn); this.freshFns.push(fn); }
       node = { fn, parent, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: parent === this.root ? name : `${parent.path}\0${name}`, v: new Float64Array(6), dirty: true };
       this.nodes.push(node);
     }

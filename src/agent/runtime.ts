@@ -15,7 +15,7 @@ import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
-import { CallPaths, type PathRecord, type SuspendKind } from './call-paths';
+import { CallPaths, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
 import { OWN_PACKAGES } from './own-code';
@@ -540,7 +540,7 @@ export class Runtime {
   }
 
   /** "<module>/<function>" and how it suspends, per function id of the call-path profile */
-  private readonly pathFns: { name: string; kind: SuspendKind }[] = [];
+  private readonly pathFns: { name: string; kind: SuspendKind; file: string; line: number; column: number }[] = [];
   private readonly pathFnIds = new Map<string, number>();
   private pathProfile: CallPaths | null = null;
 
@@ -551,7 +551,7 @@ export class Runtime {
     if (id === undefined) {
       const info = rec.analysis.functions[f];
       const kind: SuspendKind = info.isAsync ? (info.isGenerator ? 'both' : 'await') : info.isGenerator ? 'yield' : 'none';
-      this.pathFnIds.set(key, (id = this.pathFns.push({ name: rec.names[f], kind }) - 1));
+      this.pathFnIds.set(key, (id = this.pathFns.push({ name: rec.names[f], kind, file: rec.filename, line: info.line, column: info.column }) - 1));
     }
     return id;
   }
@@ -771,7 +771,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow());
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[] } {
+  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -797,6 +797,9 @@ export class Runtime {
     if (fresh.length) out.objects = fresh;
     const paths = this.pathProfile?.take();
     if (paths?.length) out.paths = paths;
+    // where the functions new in paths are (exports name them by file, line and column)
+    const fns = this.pathProfile?.takeFunctions();
+    if (fns?.length) out.pathFunctions = fns.map((id) => { const f = this.pathFns[id]; return [f.name, f.file, f.line, f.column]; });
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
     // where each standing probe is placed (the tool tells the user of probes that match nothing)
     if (this.placed.size) out.placed = [...this.placed].map(([id, n]) => [id, n + (this.wrapped.get(id) ?? 0)]);

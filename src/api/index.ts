@@ -12,6 +12,8 @@ export { TimeHistogram } from '../data/histogram';
 export { callPathProbes } from '../session/session';
 export { parsePathLength } from '../data/call-path-profile';
 export type { CallPath } from '../data/call-path-profile';
+export { formatOf } from '../data/profile-export';
+export type { ExportFormat } from '../data/profile-export';
 export { MetricManager, MetricInstance } from '../metrics/manager';
 export type { MetricInstanceValue } from '../metrics/manager';
 export { MdlLibrary, STANDARD_MDL } from '../mdl/library';

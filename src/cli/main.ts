@@ -7,6 +7,7 @@ import { faultPoint } from '../inspector/fault-injection';
 import { parseProbes } from '../instrument/probe';
 import { callPathProbes, Session } from '../session/session';
 import { parsePathLength, type PathLength } from '../data/call-path-profile';
+import { formatOf } from '../data/profile-export';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
@@ -18,7 +19,7 @@ import { EarlySignals, signalStatus } from './signals';
 interface CommonOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
   duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
-  callPaths: string[]; pathLength: PathLength;
+  callPaths: string[]; pathLength: PathLength; callPathsOut: string[];
 }
 
 /** `<metric>[@<focus>]` */
@@ -34,6 +35,14 @@ function library(files: string[]): MdlLibrary {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+const profileFile = (v: string, prev: string[]): string[] => {
+  try { formatOf(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
+  return [...prev, v];
+};
+/** --call-paths-out names a file for a profile that --call-paths asks for */
+function needsCallPaths(opts: CommonOpts): void {
+  if (opts.callPathsOut.length && !opts.callPaths.length) throw new Error('--call-paths-out writes a call-path profile: say which functions with --call-paths');
+}
 const pathLength = (v: string): PathLength => {
   try { return parsePathLength(v); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
 };
@@ -65,6 +74,7 @@ function addCommon(cmd: Command): Command {
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
     .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)
+    .option('--call-paths-out <file>', 'write the call-path profile at the end: .cpuprofile (Chrome DevTools, VS Code), .speedscope.json or .folded (repeatable)', profileFile, [])
     .option('-q, --quiet', 'no live view');
 }
 
@@ -130,6 +140,13 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
     const callPaths = opts.callPaths.length ? { callPaths: s.callPaths(opts.pathLength) } : {};
     fs.writeFileSync(opts.json, JSON.stringify({ pid: s.pid, metrics, ...callPaths, notes: s.notes }, null, 2) + '\n');
   }
+  for (const file of opts.callPathsOut) {
+    try {
+      fs.writeFileSync(file, s.exportCallPaths(formatOf(file)));
+    } catch (e) {
+      s.notes.push(`call-path profile not written to ${file}: ${(e as Error).message}`);
+    }
+  }
   if (!opts.quiet) {
     process.stderr.write(`paranode: ${why}\n` + view(s, opts, mm));
     for (const n of s.notes.slice(shownNotes)) process.stderr.write(`note: ${n}\n`);
@@ -167,6 +184,7 @@ async function main(argv: string[]): Promise<void> {
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
     .action(async (command: string[], opts: CommonOpts) => {
+      needsCallPaths(opts);
       const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
       const signals = new EarlySignals();
       // a call-path profile's probes stand from the program's first line, as -p probes do
@@ -184,6 +202,7 @@ async function main(argv: string[]): Promise<void> {
 
   addCommon(program.command('attach').description('attach to a running Node.js process').argument('<pid>', 'process id', positive('pid')))
     .action(async (pid: number, opts: CommonOpts) => {
+      needsCallPaths(opts);
       // definitions and metric names are checked before the target is touched
       const enables = opts.enable.map(parseEnable);
       const lib = library(opts.mdl);
@@ -299,7 +318,7 @@ async function metricsDemo(dir: string): Promise<void> {
   const probes = ['/Code/cpu-bound.js/hashRecord.entry: if ($arg[0].length > 40) longRecords++'];
   process.stderr.write(`paranode: running node ${path.relative(process.cwd(), demo)} 5 with\n${enables.map((e) => `  --enable '${e}'`).join('\n')}\n${probes.map((p) => `  --probe '${p}'`).join('\n')}\n`);
   const { session: s, manager } = await MetricManager.launch([process.execPath, demo, '5'], enables.map(parseEnable), { probes, cwd: dir });
-  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200, nice: DEFAULT_NICE, callPaths: [], pathLength: 2 };
+  const opts: CommonOpts = { probe: probes, enable: enables, mdl: [], showSnippets: true, interval: 200, maxPause: 2000, maxBreakpoints: 200, nice: DEFAULT_NICE, callPaths: [], pathLength: 2, callPathsOut: [] };
   reportEnabled(manager, opts);
   await session(s, opts, manager);
 }

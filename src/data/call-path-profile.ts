@@ -2,7 +2,8 @@
 // paths with their totals, as its runtime last sent them (agent/call-paths),
 // and the k-level profile cut from them on request. Data volume is one record
 // per distinct path, whatever the run's length.
-import type { PathRecord } from '../agent/call-paths';
+import type { PathFunction, PathRecord } from '../agent/call-paths';
+import type { FunctionPlace } from './profile-export';
 
 /** One call path of a k-level profile (times in seconds). */
 export interface CallPath {
@@ -32,6 +33,17 @@ export function parsePathLength(text: string): PathLength {
 export class CallPathProfile {
   /** thread label -> full path -> [calls, ms: incl wall, excl wall, incl CPU, excl CPU, wait] */
   private readonly threads = new Map<string, Map<string, number[]>>();
+
+  /** "<module>/<function>" -> where it is (the same in every thread) */
+  private readonly places = new Map<string, FunctionPlace>();
+
+  recordFunctions(fns: readonly PathFunction[]): void {
+    for (const [name, file, line, column] of fns) this.places.set(name, { file, line, column });
+  }
+
+  place(name: string): FunctionPlace | undefined {
+    return this.places.get(name);
+  }
 
   record(thread: string, records: readonly PathRecord[]): void {
     let t = this.threads.get(thread);

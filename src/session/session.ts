@@ -19,6 +19,7 @@ import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
 import { MetricValue, SampledSeries, StackSamples } from './series';
 import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile';
+import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
 import { inThread, TargetThread, ThreadLimits } from './thread';
 
@@ -457,6 +458,14 @@ export class Session extends EventEmitter {
     return this.pathProfile.cut(k, thread);
   }
 
+  /**
+   * The call-path profile (whole paths, every thread) as a file of `format`:
+   * 'cpuprofile' (Chrome DevTools, VS Code), 'speedscope' or 'folded' (flame graphs).
+   */
+  exportCallPaths(format: ExportFormat): string {
+    return exportProfile(this.pathProfile.cut(Infinity), format, (fn) => this.pathProfile.place(fn));
+  }
+
   /** Take one sample from every thread into the histograms. */
   async sample(): Promise<void> {
     this.lastSampleMs = Date.now();
@@ -474,6 +483,7 @@ export class Session extends EventEmitter {
 
   private record(thread: number, sample: any): void {
     this.series.record(thread, sample);
+    if (sample.pathFunctions) this.pathProfile.recordFunctions(sample.pathFunctions);
     if (sample.paths) this.pathProfile.record(thread === 0 ? 'main' : String(thread), sample.paths);
     for (const [id, n] of (sample.placed ?? []) as [number, number][]) {
       const by = this.placedIn.get(id) ?? new Map<number, number>();

@@ -17,7 +17,7 @@ import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
 import type { PlacedCounts } from './mechanisms/mechanism';
 import { R } from './target-runtime';
 
-import type { PathRecord } from '../agent/call-paths';
+import type { PathFunction, PathRecord } from '../agent/call-paths';
 
 /** paranode's own code in the target: not the program's */
 const OWN = ownCodeDirs();
@@ -31,7 +31,9 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number;
   /** call paths whose totals changed since the last sample (agent/call-paths) */
-  paths?: PathRecord[] }
+  paths?: PathRecord[];
+  /** where the functions new in those paths are */
+  pathFunctions?: PathFunction[] }
 /** A note from a thread's runtime, as the session lists it: a worker's says which thread. */
 export const inThread = (note: string, thread: number): string => (thread ? `${note} (thread ${thread})` : note);
 
