@@ -130,8 +130,89 @@ async function realProgram(opts: BenchOptions): Promise<string[]> {
   }
 }
 
+/**
+ * Intrusion compensation: each function's inclusive time per call, raw and
+ * virtual (less the profile's own work), against the same work timed in a
+ * plain (unprofiled) process: the chain, and marked's whole job.
+ */
+async function compensation(opts: BenchOptions): Promise<string[]> {
+  const rounds = opts.quick ? 1 : 3;
+  const m = opts.quick ? 200_000 : 1_000_000, k = 5;
+  const reps = opts.quick ? 5 : 20;
+  const plainChain: number[] = [], plainJob: number[] = [];
+  const raw: number[][] = [], virt: number[][] = [];
+  const jobRaw: number[] = [], jobVirt: number[] = [];
+  let notes: string[] = [];
+  for (let i = 0; i < rounds; i++) {
+    progress(`call-paths: compensation, round ${i + 1} of ${rounds}`);
+    // plain: the chain's ns per f0 call, marked's ms per job
+    const p = Proc.spawn('call-chain.js');
+    try {
+      await p.waitFor(/ready/, 0);
+      await p.request(`run 3 ${m}`, /ns \S+/);
+      plainChain.push(8 * Number((await p.request(`run ${k} ${m}`, /ns (\S+)/))[1]));
+    } finally { p.child.kill(); }
+    const w = Proc.spawn('work.js', ['marked', String(reps), 'warm']);
+    try {
+      await w.waitFor(/warm/, 0);
+      const r = await w.request('go', /work \S+ (\S+)/);
+      plainJob.push(Number(r[1]) / reps);
+    } finally { w.child.kill(); }
+    // profiled: every function of the chain; then every function of the marked program
+    const s = await Session.launch([process.execPath, CHAIN], callPathProbes([ALL]), { stdio: 'pipe', cwd: TARGETS });
+    try {
+      const c = new Proc(s.child!, 'call-chain.js');
+      await c.waitFor(/ready/, 0);
+      await c.request(`run 3 ${m}`, /ns \S+/);
+      await s.sample();
+      const before = s.callPaths(1);
+      await c.request(`run ${k} ${m}`, /ns \S+/);
+      await s.sample();
+      const after = s.callPaths(1);
+      notes = s.notes.filter((n) => n.startsWith('call-path profile: its own work'));
+      const per = (fn: string, pick: (p: (typeof after)[number]) => number) => {
+        const a = after.find((x) => x.functions[0] === fn)!, b = before.find((x) => x.functions[0] === fn)!;
+        return (pick(a) - pick(b)) / (a.calls - b.calls) * 1e9;
+      };
+      raw.push([0, 1, 2, 3, 4, 5, 6, 7].map((j) => per(`call-chain.js/f${j}`, (x) => x.wall.inclusive)));
+      virt.push([0, 1, 2, 3, 4, 5, 6, 7].map((j) => per(`call-chain.js/f${j}`, (x) => x.virtual.wall.inclusive)));
+    } finally { await s.detach().catch(() => undefined); s.child?.kill(); }
+    const sm = await Session.launch([process.execPath, 'work.js', 'marked', String(reps), 'warm'], callPathProbes(['/Code/**']), { stdio: 'pipe', cwd: TARGETS });
+    try {
+      const c = new Proc(sm.child!, 'work.js');
+      await c.waitFor(/warm/, 0);
+      await sm.sample();
+      const job = () => sm.callPaths(1).find((x) => x.functions[0].startsWith('work.js/job') && x.calls > 0)!;
+      const b = job();
+      // the program exits after its work: the last values are what the thread wrote as it ended
+      await c.request('go', /work \S+/);
+      await sm.waitForExit();
+      const a = job();
+      jobRaw.push((a.wall.inclusive - b.wall.inclusive) / (a.calls - b.calls) * 1e3);
+      jobVirt.push((a.virtual.wall.inclusive - b.virtual.wall.inclusive) / (a.calls - b.calls) * 1e3);
+    } finally { await sm.detach().catch(() => undefined); sm.child?.kill(); }
+  }
+  const pc = median(plainChain) / 8;
+  const rows = [0, 1, 2, 3, 4, 5, 6, 7].map((j) => {
+    const plain = (8 - j) * pc;
+    const r = median(raw.map((x) => x[j])), v = median(virt.map((x) => x[j]));
+    return [`f${j}`, fmt(plain, 1), fmt(r, 1), `${fmt(r / plain, 2)}×`, fmt(v, 1), `${fmt(v / plain, 2)}×`];
+  });
+  const pj = median(plainJob), rj = median(jobRaw), vj = median(jobVirt);
+  return [
+    `Inclusive wall time per call, raw and virtual (less the profile's own work, as measured in the thread when the profile starts: ${notes.join('; ') || 'no note'}), ` +
+    `against the same work in a plain process, ${rounds} round(s), medians. The chain: ${k} × ${m.toLocaleString('en')} calls of \`f0\` after 3 × as many untimed; plain: ` +
+    `the program's own ns per function call in a plain process, times the functions below (f0 runs all eight). marked: the timed ${reps} repetitions after the warm-up, \`job\` ` +
+    '(`marked.parse` of its README ×20) with every function of the program profiled, against the mean ms per repetition of a plain process (its total ÷ repetitions).',
+    '',
+    table(['function', 'plain ns', 'raw ns', 'raw ÷ plain', 'virtual ns', 'virtual ÷ plain'], rows),
+    '',
+    table(['marked, per job', 'plain ms', 'raw ms', 'raw ÷ plain', 'virtual ms', 'virtual ÷ plain'], [['work.js/job', fmt(pj, 2), fmt(rj, 2), `${fmt(rj / pj, 2)}×`, fmt(vj, 2), `${fmt(vj / pj, 2)}×`]]),
+  ];
+}
+
 export async function benchCallPaths(opts: BenchOptions): Promise<Section> {
-  const body = [...(await perCall(opts)), '', ...(await realProgram(opts))];
+  const body = [...(await perCall(opts)), '', ...(await realProgram(opts)), '', ...(await compensation(opts))];
   return { title: 'Call-path profiles: cost per call, on a real program, and data volume against a trace', body };
 }
 

@@ -33,7 +33,19 @@ export type SuspendKind = 'await' | 'yield' | 'both' | 'none';
 /** a function of the paths: its name ("<module>/<function>"), file, line (1-based) and column (0-based) */
 export type PathFunction = [name: string, file: string, line: number, column: number];
 
-export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number];
+export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number,
+  /** the same four times less the profile's own (intrusion compensation, see Overhead) */
+  vInclWall: number, vExclWall: number, vInclCpu: number, vExclCpu: number];
+
+/**
+ * What the profile's own work adds to the times it measures, in ms (Li and
+ * Zhang's virtual time: real time less the instrumentation's): `own` inside
+ * each segment of a frame (the work after the clock read that starts it and
+ * before the one that ends it), `perChild` inside the caller's segment for each
+ * segment of a callee (the work before the callee's first read and after its
+ * last). Measured in the thread (see Runtime.callPaths).
+ */
+export interface Overhead { own: number; perChild: number }
 
 interface PathNode {
   fn: number;
@@ -50,8 +62,14 @@ interface PathNode {
   dirty: boolean;
 }
 
-/** a frame's numbers in the stack's Float64Array: segment start (wall, CPU), its callees' time (wall, CPU) */
-const WALL0 = 0, CPU0 = 1, CHILD_WALL = 2, CHILD_CPU = 3, FRAME = 4;
+/**
+ * a frame's numbers in the stack's Float64Array: segment start (wall, CPU), its
+ * callees' time (wall, CPU) and virtual time (wall, CPU), and the count of
+ * segments ended when it started
+ */
+const WALL0 = 0, CPU0 = 1, CHILD_WALL = 2, CHILD_CPU = 3, CHILD_VWALL = 4, CHILD_VCPU = 5, ENDS0 = 6, FRAME = 7;
+/** a node's values: calls, then ms: inclusive and exclusive wall, CPU, waiting, and the virtual four */
+const VALUES = 10;
 
 /** a suspended activation, as the await left it */
 interface Suspended { node: PathNode; fn: number; at: number; resumed: boolean }
@@ -68,6 +86,10 @@ export class CallPaths {
   private sFn = new Int32Array(64);
   private sOuter = new Uint8Array(64);
   private sNum = new Float64Array(64 * FRAME);
+  /** segments ended so far (a frame's descendants are those ended while it is on the stack) */
+  private ends = 0;
+  /** the profile's own cost, once measured; zero until then */
+  overhead: Overhead = { own: 0, perChild: 0 };
   private store: AsyncLocalStorage<Suspended> | null = null;
   private readonly kinds = new Map<number, SuspendKind>();
   /** functions that appeared in a path since the last take (their ids), and all that have */
@@ -141,7 +163,8 @@ export class CallPaths {
     for (const n of this.nodes) {
       if (!n.dirty) continue;
       n.dirty = false;
-      out.push([n.path, n.v[0], n.v[1], n.v[2], n.v[3], n.v[4], n.v[5]]);
+      const v = n.v;
+      out.push([n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]]);
     }
     return out;
   }
@@ -161,7 +184,7 @@ export class CallPaths {
   }
 
   private static rootNode(): PathNode {
-    return { fn: -1, parent: null, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: '', v: new Float64Array(6), dirty: false };
+    return { fn: -1, parent: null, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: '', v: new Float64Array(VALUES), dirty: false };
   }
 
   private kind(fn: number): SuspendKind {
@@ -179,7 +202,7 @@ export class CallPaths {
     if (!node) {
       const name = this.nameOf(fn);
       if (!this.seenFns.has(fn)) { this.seenFns.add(fn); this.freshFns.push(fn); }
-      node = { fn, parent, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: parent === this.root ? name : `${parent.path}\0${name}`, v: new Float64Array(6), dirty: true };
+      node = { fn, parent, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: parent === this.root ? name : `${parent.path}\0${name}`, v: new Float64Array(VALUES), dirty: true };
       this.nodes.push(node);
     }
     parent.next.set(fn, node);
@@ -200,6 +223,9 @@ export class CallPaths {
     this.sNum[b + CPU0] = this.cpuNow;
     this.sNum[b + CHILD_WALL] = 0;
     this.sNum[b + CHILD_CPU] = 0;
+    this.sNum[b + CHILD_VWALL] = 0;
+    this.sNum[b + CHILD_VCPU] = 0;
+    this.sNum[b + ENDS0] = this.ends;
   }
 
   private grow(): void {
@@ -236,12 +262,26 @@ export class CallPaths {
     const wall = this.wallNow - num[b + WALL0];
     // a segment's CPU time is within its wall time: an estimate between two reads of the clock may be over it
     const cpu = Math.min(wall, Math.max(0, this.cpuNow - num[b + CPU0]));
+    // virtual time: less the profile's own work in the segment, its own and that of every
+    // callee segment inside it (each its own work and its share of this one's)
+    const o = this.overhead;
+    const inside = o.own + (this.ends - num[b + ENDS0]) * (o.own + o.perChild);
+    const vwall = Math.max(0, wall - inside), vcpu = Math.max(0, cpu - inside);
     const v = node.v;
-    if (this.sOuter[d]) { v[1] += wall; v[3] += cpu; }
+    if (this.sOuter[d]) { v[1] += wall; v[3] += cpu; v[6] += vwall; v[8] += vcpu; }
     v[2] += wall - num[b + CHILD_WALL];
     v[4] += Math.max(0, cpu - num[b + CHILD_CPU]);
+    v[7] += Math.max(0, vwall - num[b + CHILD_VWALL]);
+    v[9] += Math.max(0, vcpu - num[b + CHILD_VCPU]);
     node.active--;
     node.dirty = true;
-    if (d > 0) { num[b - FRAME + CHILD_WALL] += wall; num[b - FRAME + CHILD_CPU] += cpu; }
+    this.ends++;
+    if (d > 0) {
+      const p = b - FRAME;
+      num[p + CHILD_WALL] += wall;
+      num[p + CHILD_CPU] += cpu;
+      num[p + CHILD_VWALL] += vwall;
+      num[p + CHILD_VCPU] += vcpu;
+    }
   }
 }

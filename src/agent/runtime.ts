@@ -15,9 +15,10 @@ import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
-import { CallPaths, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
+import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
+import { readCalibrationEntry } from '../cost/calibration-file';
 import { OWN_PACKAGES } from './own-code';
 import type { ScriptLayout } from '../instrument/layout';
 
@@ -561,9 +562,18 @@ export class Runtime {
     if (!this.pathProfile) {
       this.useCpuClock();
       this.pathProfile = new CallPaths((id) => this.pathFns[id]?.name ?? '?', (id) => this.pathFns[id]?.kind ?? 'none', () => this.now(), () => this.cpu());
+      // its own cost per call, as `paranode calibrate` measured it in steady state; else
+      // measured here and now, briefly (code V8 has not optimized yet: an overestimate)
+      const known = readCalibrationEntry()?.pathOp;
+      const calibrated = Array.isArray(known) && known.length === 2 && known.every((x) => typeof x === 'number' && x >= 0);
+      const o = (this.pathProfile.overhead = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu));
+      this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
+        `(${calibrated ? 'calibrated' : 'measured in the thread as the profile started, before V8 optimized it: `paranode calibrate` measures it in steady state'}); ` +
+        'the virtual (compensated) times leave it out');
     }
     return this.pathProfile;
   }
+
 
   private rebuild(key: string): void {
     const [no, fn, slot] = key.split(':').map(Number);
@@ -991,6 +1001,36 @@ function schedMs(): [number, number] {
     schedstat = false;
     return [-1, 0];
   }
+}
+
+/**
+ * What a call-path profile's own work costs per call (CallPaths' Overhead), in
+ * this thread: a frame calls an empty function n times through handlers built
+ * as the slots' are, on a profile of its own; the empty callee's exclusive time
+ * is the work inside a call, the frame's the work its calls add to it. The
+ * least over the second half of `rounds` rounds (V8 has optimized the handlers
+ * by then, if n is large).
+ */
+export function measurePathOverhead(n: number, rounds: number, now: () => number = () => performance.now(), cpu: () => number = now): Overhead {
+  const cal = new CallPaths(() => 'c', () => 'none', now, cpu);
+  const cells = (k: number) => ({ C: new Float64Array(k), U: new Uint32Array(k), F: new Float64Array(k), L: new Uint32Array(k), T: new Float64Array(4 * k) });
+  const env: HandlerEnv = { ...cells(1), now, cpu, cell: () => -1, start: noop, stop: noop, path: cal };
+  const h = (op: number, fn: number) => buildHandler(`U[0]++;try{__cp(${op},${fn})}catch(e){}`, env);
+  const outerIn = h(0, 0), outerOut = h(1, 0);
+  const G = Object.freeze([h(0, 1), h(1, 1)]);
+  const callee = () => { if (G) G[0](); if (G) G[1](); };
+  let own = Infinity, perChild = Infinity;
+  for (let round = 0; round < rounds; round++) {
+    cal.reset();
+    outerIn();
+    for (let i = 0; i < n; i++) callee();
+    outerOut();
+    const recs = cal.take();
+    const outer = recs.find((r) => r[0] === 'c'), inner = recs.find((r) => r[0] === 'c\0c');
+    // the second half's least: warmed up, and the least disturbed by other work on the machine
+    if (outer && inner && round >= rounds >> 1) { own = Math.min(own, inner[3] / n); perChild = Math.min(perChild, outer[3] / n); }
+  }
+  return Number.isFinite(own) ? { own, perChild } : { own: 0, perChild: 0 };
 }
 
 /** Install (once per thread) the runtime and the pass-through helpers the slots call. */

@@ -260,6 +260,8 @@ async function main(argv: string[]): Promise<void> {
 `);
       process.stdout.write(`a switch of a slot V8 optimized costs ${c.switched.map((x) => (x / 1e6).toFixed(2)).join('-')} ms (its code optimized again)
 `);
+      process.stdout.write(`a call-path profile adds ${c.pathOp[0].toFixed(0)} ns to a profiled call's time and ${c.pathOp[1].toFixed(0)} ns to its caller's
+`);
     });
 
   program.command('metrics').description('list the metric definitions: units, aggregation and the constraints each allows')

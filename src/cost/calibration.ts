@@ -10,6 +10,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { PINNED_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
+import { callPathProbes } from '../session/session';
+import { parseProbe } from '../instrument/probe';
+import { calibrationFile, configDir, machineKey, readCalibrationEntry } from './calibration-file';
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
 import { Session } from '../session/session';
@@ -45,6 +48,12 @@ export interface Calibration {
    * mean less and plus two standard errors.
    */
   switched: Pair;
+  /**
+   * ns a call-path profile's own work adds per call of a profiled function:
+   * [inside the call's own time, inside its caller's] (the virtual times of
+   * agent/call-paths subtract them), measured in this process in steady state.
+   */
+  pathOp: Pair;
 }
 
 /** The pinning factor of a function: its straight-line shape's where it has no loop, else the highest measured. */
@@ -55,23 +64,14 @@ export function pinningFactor(c: Calibration, hasLoop: boolean): number {
 export const CALIBRATION_TARGET = path.join(__dirname, '..', '..', '..', 'calibrate', 'target.js');
 const PIN_TARGET = path.join(path.dirname(CALIBRATION_TARGET), 'pin.js');
 
-export function configDir(): string {
-  return process.env.PARANODE_CONFIG_DIR ?? path.join(process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'paranode');
-}
-
-const machineKey = () => `${process.version} ${process.arch} ${os.cpus()[0]?.model ?? '?'} ${os.hostname()}`;
-const file = () => path.join(configDir(), 'calibration.json');
+export { configDir };
+const file = calibrationFile;
 
 /** The calibration of this machine and Node version, if it was measured. */
 export function loadCalibration(): Calibration | null {
-  try {
-    const all = JSON.parse(fs.readFileSync(file(), 'utf8')) as Record<string, Calibration>;
-    const c = all[machineKey()];
-    // one kept by an older paranode lacks what was added since: measured again
-    return c && Array.isArray(c.pinned) && c.pinnedShapes && Array.isArray(c.switched) ? c : null;
-  } catch {
-    return null;
-  }
+  const c = readCalibrationEntry() as Calibration | null;
+  // one kept by an older paranode lacks what was added since: measured again
+  return c && Array.isArray(c.pinned) && c.pinnedShapes && Array.isArray(c.switched) && Array.isArray(c.pathOp) ? c : null;
 }
 
 function saveCalibration(c: Calibration): string {
@@ -149,6 +149,35 @@ class Driver {
   }
 
   /**
+   * ns a call-path profile adds per call of the loop's function `fn`, in the
+   * shape the program has it (slots, its handlers, the inlining it loses):
+   * [inside the call's own time (the callee's exclusive time per call, less
+   * nothing: its own code is a few ns), inside its caller's (the rest of the
+   * loop's added time per call)], medians of runs bare and profiled in turns.
+   */
+  async pathCost(loop: string, functions: string[], fn: string, n = 200_000, turns = 5): Promise<Pair> {
+    const own: number[] = [], perChild: number[] = [];
+    for (let k = 0; k < turns; k++) {
+      await this.run(loop, n);
+      const bare = await this.run(loop, n);
+      const ids: number[] = [];
+      for (const [i, text] of callPathProbes(functions).entries()) ids.push((await this.s.place(parseProbe(text), { quiet: true, optional: i % 4 !== 0 })).id);
+      await this.run(loop, n);
+      await this.s.sample();
+      const before = this.s.callPaths(1).find((p) => p.functions[0] === fn);
+      const probed = await this.run(loop, n);
+      await this.s.sample();
+      const after = this.s.callPaths(1).find((p) => p.functions[0] === fn);
+      for (const id of ids) await this.s.removeProbe(id);
+      if (!before || !after || after.calls - before.calls !== n) throw new Error(`calibration: the call-path profile of ${fn} counted ${after && before ? after.calls - before.calls : 'nothing'}, not ${n}`);
+      const inside = (after.wall.exclusive - before.wall.exclusive) * 1e9 / n;
+      own.push(inside);
+      perChild.push((probed - bare) / n - inside);
+    }
+    return [Math.max(0, median(own)), Math.max(0, median(perChild))];
+  }
+
+  /**
    * ns one switch of `resource`'s guard costs the loop after it: runs right
    * after a switch against runs before it, in turns, mean ± 2 standard errors.
    * A probe in and out is one switch for V8: the first change throws the
@@ -185,6 +214,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
   const hosts: Record<'f' | 'g', Host> = { f: {} as Host, g: {} as Host };
   let wrap = 0;
   let switched: Pair = [0, 0];
+  let pathOp: Pair = [0, 0];
   // slots and wrapping: launched, so the target's code is prepared as it loads
   const launched = await Session.launch(node, [], { stdio: 'pipe', cwd });
   try {
@@ -201,6 +231,8 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     wrap = await d.cost('w', '/Code/node:path/extname', 'x++;');
     progress?.('  switching a slot of optimized code');
     switched = await d.switchCost('p', at('next'), 20, 40);
+    progress?.('  a call-path profile of a call');
+    pathOp = await d.pathCost('f', [at('loopF'), at('f')], 'target.js/f');
   } finally {
     await launched.detach().catch(() => undefined);
     launched.child?.kill();
@@ -242,6 +274,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     pinned,
     pinnedShapes,
     switched,
+    pathOp,
   };
 }
 

@@ -17,6 +17,8 @@ export interface CallPath {
   cpu: { inclusive: number; exclusive: number };
   /** suspended at await, between the await and its resumption */
   wait: number;
+  /** the wall and CPU times less the profile's own work (intrusion compensation) */
+  virtual: { wall: { inclusive: number; exclusive: number }; cpu: { inclusive: number; exclusive: number } };
 }
 
 /** a path's length: a positive integer, or Infinity for whole paths */
@@ -31,7 +33,7 @@ export function parsePathLength(text: string): PathLength {
 }
 
 export class CallPathProfile {
-  /** thread label -> full path -> [calls, ms: incl wall, excl wall, incl CPU, excl CPU, wait] */
+  /** thread label -> full path -> [calls, ms: incl wall, excl wall, incl CPU, excl CPU, wait, and the virtual four] */
   private readonly threads = new Map<string, Map<string, number[]>>();
 
   /** "<module>/<function>" -> where it is (the same in every thread) */
@@ -70,7 +72,10 @@ export class CallPathProfile {
         const key = `${label}\0${functions.join('\0')}`;
         let p = out.get(key);
         if (!p) {
-          p = { path: `/CallPath/${kName}/${functions.join('>')}`, functions, thread: label, calls: 0, wall: { inclusive: 0, exclusive: 0 }, cpu: { inclusive: 0, exclusive: 0 }, wait: 0 };
+          p = {
+            path: `/CallPath/${kName}/${functions.join('>')}`, functions, thread: label, calls: 0, wall: { inclusive: 0, exclusive: 0 }, cpu: { inclusive: 0, exclusive: 0 }, wait: 0,
+            virtual: { wall: { inclusive: 0, exclusive: 0 }, cpu: { inclusive: 0, exclusive: 0 } },
+          };
           out.set(key, p);
         }
         p.calls += v[0];
@@ -79,6 +84,10 @@ export class CallPathProfile {
         p.cpu.inclusive += v[3] / 1000;
         p.cpu.exclusive += v[4] / 1000;
         p.wait += v[5] / 1000;
+        p.virtual.wall.inclusive += (v[6] ?? 0) / 1000;
+        p.virtual.wall.exclusive += (v[7] ?? 0) / 1000;
+        p.virtual.cpu.inclusive += (v[8] ?? 0) / 1000;
+        p.virtual.cpu.exclusive += (v[9] ?? 0) / 1000;
       }
     }
     return [...out.values()].sort((a, b) => b.wall.inclusive - a.wall.inclusive || a.path.localeCompare(b.path));
