@@ -64,7 +64,12 @@ test('call paths: exact calls per path for k = 1, 2, 3 and whole paths; recursio
     assert.ok(Math.abs(p.wall.inclusive - sum) < 1e-6, `${p.path}: inclusive ${p.wall.inclusive} against ${sum}`);
     assert.ok(p.wall.exclusive >= 0 && p.cpu.exclusive >= -1e-6 && p.wait === 0, JSON.stringify(p));
     assert.ok(p.wall.inclusive <= pick(ps, 'sync')!.wall.inclusive + 1e-9, p.path);
+    // virtual times: the same less the profile's own work, never more, never below zero
+    const v = p.virtual;
+    assert.ok(v.wall.inclusive <= p.wall.inclusive + 1e-9 && v.wall.exclusive <= p.wall.exclusive + 1e-9 && v.cpu.inclusive <= p.cpu.inclusive + 1e-9, JSON.stringify(p));
+    assert.ok(v.wall.inclusive >= 0 && v.wall.exclusive >= 0 && v.cpu.exclusive >= 0, JSON.stringify(p));
   }
+  assert.ok(s.notes.some((n) => /^call-path profile: its own work adds \d+ ns to a call's time and \d+ ns to its caller's \((calibrated|measured in the thread)/.test(n)), s.notes.join('\n'));
   await s.detach();
 });
 
@@ -83,6 +88,8 @@ test('call paths: after an await the time stays on the path that awaited, and th
   const f = pick(ps, 'rounds>loadUser>fetchProfile')!;
   // its own 20 ms spin and parse's 5 ms after the await are on its path; the 30 ms delay is waiting
   assert.ok(f.wall.inclusive >= 3 * N * 0.025, `inclusive ${f.wall.inclusive} s`);
+  // the profile's own work is microseconds against the 25 ms spun: its virtual time is all but the same
+  assert.ok(f.virtual.wall.inclusive >= 3 * N * 0.025 && f.virtual.wall.inclusive <= f.wall.inclusive, JSON.stringify(f));
   assert.ok(f.wait >= 3 * N * 0.03, `waiting ${f.wait} s`);
   assert.ok(pick(ps, 'rounds>loadUser>fetchProfile>spin')!.wall.inclusive >= 3 * N * 0.02);
   assert.ok(pick(ps, 'rounds>loadUser')!.wait >= pick(ps, 'rounds>loadUser')!.wall.inclusive);
