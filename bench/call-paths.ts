@@ -200,7 +200,7 @@ async function compensation(opts: BenchOptions): Promise<string[]> {
   });
   const pj = median(plainJob), rj = median(jobRaw), vj = median(jobVirt);
   return [
-    `Inclusive wall time per call, raw and virtual (less the profile's own work, as measured in the thread when the profile starts: ${notes.join('; ') || 'no note'}), ` +
+    `Inclusive wall time per call, raw and virtual (less the profile's own work, as the session's note gives it: "${notes.join('; ') || 'no note'}"), ` +
     `against the same work in a plain process, ${rounds} round(s), medians. The chain: ${k} × ${m.toLocaleString('en')} calls of \`f0\` after 3 × as many untimed; plain: ` +
     `the program's own ns per function call in a plain process, times the functions below (f0 runs all eight). marked: the timed ${reps} repetitions after the warm-up, \`job\` ` +
     '(`marked.parse` of its README ×20) with every function of the program profiled, against the mean ms per repetition of a plain process (its total ÷ repetitions).',
