@@ -188,3 +188,19 @@ test('call-path exports: .cpuprofile (DevTools protocol types), speedscope (vali
   assert.deepEqual(frames.find((f) => f.name === `${M}/leaf`), { name: `${M}/leaf`, file, line: 8, col: 1 });
   assert.deepEqual(main.samples.map((st) => st.map((i) => frames[i].name).join('>')).sort(), paths.filter((p) => us(p) > 0).map((p) => p.functions.join('>')).sort());
 });
+
+test('call paths in worker threads: each thread its own paths, exact, from its first line; the exports name the thread', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cp-'));
+  const [json, folded] = ['out.json', 'out.folded'].map((f) => path.join(dir, f));
+  const W = 'call-paths-worker.js';
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--call-paths', `/Code/${W}/*`, '-k', 'inf', '--json', json, '--call-paths-out', folded, '--', process.execPath, W], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const paths = (JSON.parse(fs.readFileSync(json, 'utf8')) as { callPaths: CallPath[] }).callPaths;
+  const by = (thread: (t: string) => boolean) => Object.fromEntries(paths.filter((p) => thread(p.thread)).map((p) => [p.functions.map((f) => f.slice(W.length + 1)).join('>'), p.calls]));
+  assert.deepEqual(by((t) => t === 'main'), { a: 3, 'a>b': 6, '<anonymous>': 1 }); // the worker's exit listener
+  const workers = [...new Set(paths.map((p) => p.thread).filter((t) => t !== 'main'))];
+  assert.equal(workers.length, 1, JSON.stringify(paths));
+  assert.deepEqual(by((t) => t === workers[0]), { a: 7, 'a>b': 14 });
+  const lines = fs.readFileSync(folded, 'utf8');
+  assert.match(lines, new RegExp(`^\\(thread ${workers[0]}\\);${W}/a;${W}/b \\d+$`, 'm'));
+});

@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
+import { isMainThread } from 'worker_threads';
 import { fileURLToPath } from 'url';
 import { pointMatches } from '../analysis/point-select';
 import { describePoint, sampleKey } from '../analysis/describe';
@@ -567,7 +568,8 @@ export class Runtime {
       const known = readCalibrationEntry()?.pathOp;
       const calibrated = Array.isArray(known) && known.length === 2 && known.every((x) => typeof x === 'number' && x >= 0);
       const o = (this.pathProfile.overhead = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu));
-      this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
+      // the calibrated price is the same in every thread: said once, by the main thread
+      if (!calibrated || isMainThread) this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
         `(${calibrated ? 'calibrated' : 'measured in the thread as the profile started, before V8 optimized it: `paranode calibrate` measures it in steady state'}); ` +
         'the virtual (compensated) times leave it out');
     }
