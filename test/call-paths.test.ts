@@ -11,6 +11,8 @@ import { Session } from '../src/api';
 import type { CallPath } from '../src/data/call-path-profile';
 import type { Protocol } from 'devtools-protocol';
 import Ajv from 'ajv';
+import { pathToFileURL } from 'node:url';
+import { sampleInterval } from '../src/data/profile-export';
 import { CLI, FIXTURES, LIVEEDIT, lineRequests, Target } from './support/helpers';
 
 const M = 'call-paths.js';
@@ -152,29 +154,32 @@ test('call-path exports: .cpuprofile (DevTools protocol types), speedscope (vali
   const us = (p: CallPath) => Math.round(p.wall.exclusive * 1e6);
   const total = paths.reduce((t, p) => t + us(p), 0);
   const file = path.join(FIXTURES, M);
+  const leafLine = fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.startsWith('function leaf(')) + 1;
 
   // folded: a line per path with time, its exclusive µs
   const lines = fs.readFileSync(folded, 'utf8').trim().split('\n');
   assert.equal(lines.length, paths.filter((p) => us(p) > 0).length);
   for (const p of paths.filter((x) => us(x) > 0)) assert.ok(lines.includes(`${p.functions.join(';')} ${us(p)}`), `${p.path} in ${lines.join('\n')}`);
 
-  // .cpuprofile: a tree under (root), a sample per path whose interval (the next delta) is its exclusive time
+  // .cpuprofile: a tree under (root); per path as many samples, an interval apart, as its exclusive time holds
   const prof = JSON.parse(fs.readFileSync(cpu, 'utf8')) as Protocol.Profiler.Profile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   assert.equal(byId.size, prof.nodes.length);
   assert.equal(prof.nodes[0].callFrame.functionName, '(root)');
   for (const n of prof.nodes) for (const c of n.children ?? []) assert.ok(byId.has(c));
   assert.equal(prof.samples!.length, prof.timeDeltas!.length);
-  assert.equal(prof.endTime - prof.startTime, total);
-  assert.equal(prof.timeDeltas!.reduce((a, d) => a + d, 0), total);
+  const interval = sampleInterval(total);
+  assert.deepEqual([...new Set(prof.timeDeltas!.slice(1))], [interval]);
+  assert.equal(prof.endTime - prof.startTime, prof.samples!.length * interval);
+  assert.ok(Math.abs(prof.endTime - total) <= paths.length * interval / 2, `${prof.endTime} against ${total}`);
   const parentOf = new Map(prof.nodes.flatMap((n) => (n.children ?? []).map((c) => [c, n.id] as const)));
   const stackOf = (id: number): string[] => (id === 1 ? [] : [...stackOf(parentOf.get(id)!), byId.get(id)!.callFrame.functionName]);
-  const self = new Map<string, number>();
-  prof.samples!.forEach((id, i) => { if (i + 1 < prof.samples!.length) self.set(stackOf(id).join('>'), prof.timeDeltas![i + 1]); });
-  for (const p of paths.filter((x) => us(x) > 0)) assert.equal(self.get(p.functions.map((f) => f.slice(M.length + 1)).join('>')), us(p), p.path);
+  const hits = new Map(prof.nodes.map((n) => [stackOf(n.id).join('>'), n.hitCount ?? 0]));
+  assert.equal(prof.samples!.length, [...hits.values()].reduce((a, h) => a + h, 0));
+  for (const p of paths) assert.equal(hits.get(p.functions.map((f) => f.slice(M.length + 1)).join('>')), Math.round(us(p) / interval), p.path);
   const leaf = prof.nodes.find((n) => n.callFrame.functionName === 'leaf')!;
   // 0-based line and column, as V8's own profiles have them
-  assert.deepEqual([leaf.callFrame.url, leaf.callFrame.lineNumber, leaf.callFrame.columnNumber], [`file://${file}`, 7, 0]);
+  assert.deepEqual([leaf.callFrame.url, leaf.callFrame.lineNumber, leaf.callFrame.columnNumber], [pathToFileURL(file).href, leafLine - 1, 0]);
 
   // speedscope: valid by the schema speedscope publishes, weights its samples' exclusive times
   const schema = JSON.parse(fs.readFileSync(path.join(ROOTDIR, 'node_modules', 'speedscope', 'dist', 'release', 'file-format-schema.json'), 'utf8'));
@@ -185,7 +190,7 @@ test('call-path exports: .cpuprofile (DevTools protocol types), speedscope (vali
   assert.equal(main.weights.reduce((a, w) => a + w, 0), total);
   assert.equal(main.endValue, total);
   const frames = doc.shared.frames as { name: string; file: string; line: number; col: number }[];
-  assert.deepEqual(frames.find((f) => f.name === `${M}/leaf`), { name: `${M}/leaf`, file, line: 8, col: 1 });
+  assert.deepEqual(frames.find((f) => f.name === `${M}/leaf`), { name: `${M}/leaf`, file, line: leafLine, col: 1 });
   assert.deepEqual(main.samples.map((st) => st.map((i) => frames[i].name).join('>')).sort(), paths.filter((p) => us(p) > 0).map((p) => p.functions.join('>')).sort());
 });
 
@@ -203,4 +208,41 @@ test('call paths in worker threads: each thread its own paths, exact, from its f
   assert.deepEqual(by((t) => t === workers[0]), { a: 7, 'a>b': 14 });
   const lines = fs.readFileSync(folded, 'utf8');
   assert.match(lines, new RegExp(`^\\(thread ${workers[0]}\\);${W}/a;${W}/b \\d+$`, 'm'));
+});
+
+test('call paths: a function entered again below another never stands at two paths (no time counted twice in any cut); overlapping globs count once', async () => {
+  const { s, request } = await launched();
+  await s.profileCallPaths(['pA', 'pB', 'pC', 'pD'].map((f) => `/Code/${M}/${f}`));
+  await s.profileCallPaths([`/Code/${M}/p*`]);
+  await request('nest', /nest done/);
+  await s.sample();
+  // the second pC goes back to pA>pB>pC, where the first one is
+  assert.deepEqual(calls(s.callPaths()), { 'pA': 1, 'pA>pB': 2, 'pA>pB>pC': 2, 'pA>pB>pD': 1 });
+  const flat = s.callPaths(1);
+  const a = pick(flat, 'pA')!.wall.inclusive;
+  for (const p of flat) assert.ok(p.wall.inclusive <= a + 1e-9, `${p.path}: ${p.wall.inclusive} s inclusive, pA ${a} s`);
+  assert.ok(pick(flat, 'pC')!.wall.inclusive >= 0.005 && a >= 0.005);
+  await s.detach();
+});
+
+test('call paths: a function suspended where no point says so (for await) leaves the stack at the end of its job; a later session is told the price again', async () => {
+  const { s, request } = await launched();
+  await s.profileCallPaths(['consumeTicks', 'tick'].map((f) => `/Code/${M}/${f}`));
+  await request('forawait', /forawait done/);
+  await s.sample();
+  // the timer's tick() ran while consumeTicks waited in its for await: not under it
+  assert.deepEqual(calls(s.callPaths()), { consumeTicks: 1, tick: 1 });
+  await s.detach();
+  const t = new Target(path.join(FIXTURES, M));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  for (let i = 0; i < 2; i++) {
+    const again = await Session.attach(t.pid);
+    await again.profileCallPaths(`/Code/${M}/leaf`);
+    await t.request('sync', /sync done/);
+    await again.sample();
+    assert.deepEqual(calls(again.callPaths()), { leaf: 43 }, `session ${i + 1}`);
+    assert.ok(again.notes.some((n) => n.startsWith('call-path profile: its own work adds')), `session ${i + 1}: ${again.notes.join('\n')}`);
+    await again.detach();
+  }
 });

@@ -35,7 +35,9 @@ export type PathFunction = [name: string, file: string, line: number, column: nu
 
 export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number,
   /** the same four times less the profile's own (intrusion compensation, see Overhead) */
-  vInclWall: number, vExclWall: number, vInclCpu: number, vExclCpu: number];
+  vInclWall: number, vExclWall: number, vInclCpu: number, vExclCpu: number,
+  /** the path's own number in the thread (two functions of one name, a module loaded twice, give one path name twice) */
+  id: number];
 
 /**
  * What the profile's own work adds to the times it measures, in ms (Li and
@@ -101,6 +103,11 @@ export class CallPaths {
   /** the wall and CPU clocks at the latest boundary (see clocks()) */
   private wallNow = 0;
   private cpuNow = 0;
+  /** per function id: its frames on the stack, and the node they all stand at */
+  private fnActive = new Int32Array(256);
+  private fnNode: (PathNode | undefined)[] = [];
+  /** a check at the end of the current job is queued (see turnEnd) */
+  private checkQueued = false;
 
   constructor(
     private readonly nameOf: (fn: number) => string,
@@ -110,7 +117,9 @@ export class CallPaths {
   ) {}
 
   enter(fn: number): void {
-    const node = this.child(this.depth ? this.sNode[this.depth - 1] : this.root, fn);
+    // a function already on the stack (recursion, direct or not) goes back to its own node:
+    // no function is ever active at two nodes, so no time is counted twice in any cut
+    const node = fn < this.fnActive.length && this.fnActive[fn] > 0 ? this.fnNode[fn]! : this.child(this.depth ? this.sNode[this.depth - 1] : this.root, fn);
     node.v[0]++;
     node.dirty = true;
     this.push(node, fn);
@@ -160,11 +169,12 @@ export class CallPaths {
   /** The paths that changed since the last take, with their totals so far. */
   take(): PathRecord[] {
     const out: PathRecord[] = [];
-    for (const n of this.nodes) {
+    for (let i = 0; i < this.nodes.length; i++) {
+      const n = this.nodes[i];
       if (!n.dirty) continue;
       n.dirty = false;
       const v = n.v;
-      out.push([n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]]);
+      out.push([n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], i]);
     }
     return out;
   }
@@ -175,6 +185,8 @@ export class CallPaths {
   reset(): void {
     this.root = CallPaths.rootNode();
     this.nodes = [];
+    this.fnActive.fill(0);
+    this.fnNode = [];
     this.freshFns = [];
     this.seenFns.clear();
     this.depth = 0;
@@ -213,6 +225,12 @@ export class CallPaths {
 
   private push(node: PathNode, fn: number): void {
     this.clocks();
+    if (fn >= this.fnActive.length) { const a = new Int32Array(Math.max(fn + 1, 2 * this.fnActive.length)); a.set(this.fnActive); this.fnActive = a; }
+    if (this.fnActive[fn]++ === 0) this.fnNode[fn] = node;
+    if (this.depth === 0 && !this.checkQueued) {
+      this.checkQueued = true;
+      queueMicrotask(this.turnEnd);
+    }
     const d = this.depth++;
     if (d === this.sFn.length) this.grow();
     this.sNode[d] = node;
@@ -253,11 +271,26 @@ export class CallPaths {
     this.wallNow = w;
   }
 
+  /**
+   * Runs once the job that began with an empty stack has ended: every frame
+   * still on the stack then is stale, its function suspended where no point
+   * says so (for await, yield*) or left without its exit or resumption (an
+   * await whose promise rejected): its segment ends at the job's end.
+   */
+  private readonly turnEnd = (): void => {
+    this.checkQueued = false;
+    if (!this.depth) return;
+    this.clocks();
+    while (this.depth) this.end();
+  };
+
   /** The top frame's segment ends (exit or await) at the latest boundary: its time goes to its node and to the segment of the frame below. */
   private end(): void {
     const d = --this.depth;
     const node = this.sNode[d];
     this.sNode[d] = this.root;
+    const fn = this.sFn[d];
+    if (--this.fnActive[fn] === 0) this.fnNode[fn] = undefined;
     const b = d * FRAME, num = this.sNum;
     const wall = this.wallNow - num[b + WALL0];
     // a segment's CPU time is within its wall time: an estimate between two reads of the clock may be over it

@@ -545,6 +545,8 @@ export class Runtime {
   private readonly pathFns: { name: string; kind: SuspendKind; file: string; line: number; column: number }[] = [];
   private readonly pathFnIds = new Map<string, number>();
   private pathProfile: CallPaths | null = null;
+  /** this session was told the profile's price (see callPaths) */
+  private pathNoted = false;
 
   /** The id a call-path primitive placed in function f of rec names it by. */
   private pathFn(rec: ScriptRecord, f: number): number {
@@ -563,6 +565,9 @@ export class Runtime {
     if (!this.pathProfile) {
       this.useCpuClock();
       this.pathProfile = new CallPaths((id) => this.pathFns[id]?.name ?? '?', (id) => this.pathFns[id]?.kind ?? 'none', () => this.now(), () => this.cpu());
+    }
+    if (!this.pathNoted) {
+      this.pathNoted = true;
       // its own cost per call, as `paranode calibrate` measured it in steady state; else
       // measured here and now, briefly (code V8 has not optimized yet: an overestimate)
       const known = readCalibrationEntry()?.pathOp;
@@ -607,10 +612,14 @@ export class Runtime {
   }
 
   private compile(list: SnippetAt[], how: Mechanism): Handler {
-    const inner = list.map((s) => `try{${s.body}}catch(e){}`).join('');
+    // two call-path profiles over one function (overlapping globs) are one: its calls count once
+    const seen = new Set<string>();
+    const inner = list.filter((s) => !s.body.startsWith('__cp(') || (!seen.has(s.body) && !!seen.add(s.body))).map((s) => `try{${s.body}}catch(e){}`).join('');
     // every run of a handler is counted by its cost class (the observed cost multiplies
     // the counts by the calibrated cost of each class): one 32-bit add per run
     const body = `U[${this.counter(COST_SERIES + costClass(how, inner))}]++;${inner}`;
+    // a session's first call-path handler makes the profile (or says its price again): cached handlers too
+    const paths = body.includes('__cp(') ? this.callPaths() : null;
     const known = this.compiled.get(body);
     if (known) return known;
     // the clock is bound into the handler: a stop compiled before its start (a
@@ -619,7 +628,7 @@ export class Runtime {
     const inst = this.instances;
     const h = buildHandler(body, {
       C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, now: this.now, cpu: this.cpu,
-      path: /__cp\(/.test(body) ? this.callPaths() : null,
+      path: paths,
       cell: (name, timer, kind, x) => inst.cell(name, timer, kind, x),
       start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
       stop: (name) => inst.stop(name),
@@ -840,6 +849,7 @@ export class Runtime {
     this.turn = null;
     this.instances.reset();
     this.pathProfile?.reset();
+    this.pathNoted = false;
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();

@@ -327,9 +327,8 @@ export function classCost(c: Calibration, cls: string): Pair {
         case 'c': each = pick(p.cpuPair) / 2; break;
         case 'p': each = (lo ? Math.min : Math.max)(pick(p.wallPair), pick(p.cpuPair)) / 2; break;
         case 'v': each = pick(p.v); break;
-        // a call-path operation reads both clocks once, as a start of each kind of timer does
-        // (its path lookup and stack push are a few array and map operations more, not calibrated)
-        case 'k': each = (pick(p.wallPair) + pick(p.cpuPair)) / 2; break;
+        // a call-path operation: half of what a profiled call adds (its entry and its exit), as calibrated
+        case 'k': each = (c.pathOp[0] + c.pathOp[1]) / 2; break;
       }
       out[side] += k * each;
     }

@@ -33,8 +33,8 @@ export function parsePathLength(text: string): PathLength {
 }
 
 export class CallPathProfile {
-  /** thread label -> full path -> [calls, ms: incl wall, excl wall, incl CPU, excl CPU, wait, and the virtual four] */
-  private readonly threads = new Map<string, Map<string, number[]>>();
+  /** thread label -> the path's number there -> [full path, [calls, ms: incl wall, excl wall, incl CPU, excl CPU, wait, and the virtual four]] */
+  private readonly threads = new Map<string, Map<number, [string, number[]]>>();
 
   /** "<module>/<function>" -> where it is (the same in every thread) */
   private readonly places = new Map<string, FunctionPlace>();
@@ -50,7 +50,7 @@ export class CallPathProfile {
   record(thread: string, records: readonly PathRecord[]): void {
     let t = this.threads.get(thread);
     if (!t) this.threads.set(thread, (t = new Map()));
-    for (const [path, ...v] of records) t.set(path, v);
+    for (const r of records) t.set(r[11], [r[0], r.slice(1, 11) as number[]]);
   }
 
   get empty(): boolean { return this.threads.size === 0; }
@@ -66,7 +66,7 @@ export class CallPathProfile {
     const kName = k === Infinity ? 'inf' : String(k);
     for (const [label, paths] of this.threads) {
       if (thread !== undefined && label !== thread) continue;
-      for (const [full, v] of paths) {
+      for (const [full, v] of paths.values()) {
         const fns = full.split('\0');
         const functions = fns.slice(Math.max(0, fns.length - k));
         const key = `${label}\0${functions.join('\0')}`;

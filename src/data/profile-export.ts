@@ -4,6 +4,7 @@
 // from samples: a path's exclusive wall time becomes its self time (one
 // synthetic sample per path in .cpuprofile and speedscope, weighted by it).
 import * as path from 'path';
+import { pathToFileURL } from 'url';
 import type { Protocol } from 'devtools-protocol';
 import type { CallPath } from './call-path-profile';
 
@@ -66,14 +67,17 @@ function toSpeedscope(paths: CallPath[], place: (fn: string) => FunctionPlace | 
 
 /**
  * Chrome DevTools' profile (Profiler.Profile of the DevTools protocol): a node
- * per path under a (root), and per path one sample whose interval is its
- * exclusive wall time (DevTools gives a sample the time until the next one).
+ * per path under a (root), and per path as many samples at a fixed interval
+ * as its exclusive wall time holds (rounded), so that both of DevTools' views
+ * agree: the flame chart's (a sample lasts until the next) and the call
+ * tree's (hit counts times the mean interval).
  */
 function toCpuProfile(paths: CallPath[], place: (fn: string) => FunctionPlace | undefined): Protocol.Profiler.Profile {
+  const urlOf = (file: string) => (/^[a-z][a-z0-9+.-]*:/i.test(file) ? file : path.isAbsolute(file) ? pathToFileURL(file).href : file);
   const callFrame = (fn: string): Protocol.Runtime.CallFrame => {
     const at = place(fn);
     const short = fn.slice(fn.lastIndexOf('/') + 1);
-    return { functionName: short, scriptId: '0', url: at ? `file://${at.file}` : fn.slice(0, fn.lastIndexOf('/')), lineNumber: at ? at.line - 1 : -1, columnNumber: at ? at.column : -1 };
+    return { functionName: short, scriptId: '0', url: at ? urlOf(at.file) : fn.slice(0, fn.lastIndexOf('/')), lineNumber: at ? at.line - 1 : -1, columnNumber: at ? at.column : -1 };
   };
   const root: Protocol.Profiler.ProfileNode = { id: 1, callFrame: { functionName: '(root)', scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, hitCount: 0, children: [] };
   const nodes = [root];
@@ -90,22 +94,22 @@ function toCpuProfile(paths: CallPath[], place: (fn: string) => FunctionPlace | 
     byStack.set(key, n);
     return n;
   };
+  const total = paths.reduce((t, p) => t + us(p.wall.exclusive), 0);
+  const interval = sampleInterval(total);
   const samples: number[] = [];
-  const timeDeltas: number[] = [];
-  let last = 0;
   for (const p of paths) {
     const n = nodeOf(stackOf(p));
-    const t = us(p.wall.exclusive);
-    if (!t) continue;
-    n.hitCount!++;
-    samples.push(n.id);
-    timeDeltas.push(last);
-    last = t;
+    const k = Math.round(us(p.wall.exclusive) / interval);
+    n.hitCount! += k;
+    for (let i = 0; i < k; i++) samples.push(n.id);
   }
-  // the last path's interval ends at a sample of the root
-  root.hitCount!++;
-  samples.push(root.id);
-  timeDeltas.push(last);
-  const total = timeDeltas.reduce((a, d) => a + d, 0);
-  return { nodes, startTime: 0, endTime: total, samples, timeDeltas };
+  // every sample lasts one interval (DevTools: until the next; the last one until endTime)
+  const timeDeltas = samples.map((_, i) => (i === 0 ? 0 : interval));
+  return { nodes, startTime: 0, endTime: samples.length * interval, samples, timeDeltas };
 }
+
+/** µs between a .cpuprofile's samples: 1 µs, or coarser so that a long profile has at most MAX_SAMPLES */
+export function sampleInterval(totalUs: number): number {
+  return Math.max(1, Math.ceil(totalUs / MAX_SAMPLES));
+}
+const MAX_SAMPLES = 200_000;

@@ -430,16 +430,18 @@ export class Session extends EventEmitter {
    * Profile the call paths through the functions of `resources` (/Code globs):
    * every thread keeps calls, inclusive and exclusive wall and CPU time, and
    * waiting time per distinct path of those functions, from now on, in
-   * threads and modules that start later too. Read with callPaths().
+   * threads and modules that start later too. Read with callPaths(); `ids`
+   * are its probes (removeProbe each to stop it).
    */
-  async profileCallPaths(resources: string | string[]): Promise<ProbeResult> {
+  async profileCallPaths(resources: string | string[]): Promise<ProbeResult & { ids: number[] }> {
     const list = typeof resources === 'string' ? [resources] : resources;
     const texts = callPathProbes(list);
-    const r: ProbeResult = { id: -1, placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
+    const r: ProbeResult & { ids: number[] } = { id: -1, ids: [], placed: 0, bySlot: 0, byBreakpoint: 0, byWrapping: 0, notPlaced: 0 };
     for (const [i, text] of texts.entries()) {
       // entry first (an unknown resource fails here); a set without async functions has no await points
       const p = await this.place(parseProbe(text), { quiet: true, optional: i % 4 !== 0 });
       if (r.id < 0) r.id = p.id;
+      r.ids.push(p.id);
       for (const k of ['placed', 'bySlot', 'byBreakpoint', 'byWrapping', 'notPlaced'] as const) r[k] += p[k];
     }
     if (r.byBreakpoint || r.notPlaced) {
