@@ -71,6 +71,13 @@ test('call paths: exact calls per path for k = 1, 2, 3 and whole paths; recursio
     assert.ok(v.wall.inclusive <= p.wall.inclusive + 1e-9 && v.wall.exclusive <= p.wall.exclusive + 1e-9 && v.cpu.inclusive <= p.cpu.inclusive + 1e-9, JSON.stringify(p));
     assert.ok(v.wall.inclusive >= 0 && v.wall.exclusive >= 0 && v.cpu.exclusive >= 0, JSON.stringify(p));
   }
+  // a path's name comes with its first record only: the second run's records name it by number
+  await request('sync', /sync done/);
+  await s.sample();
+  assert.deepEqual(calls(s.callPaths(3)), {
+    'sync': 2, 'sync>a': 20, 'sync>a>b': 20, 'a>b>leaf': 40, 'sync>a>leaf': 20, 'sync>b': 10, 'sync>b>leaf': 20,
+    'sync>rec': 16, 'sync>rec>leaf': 4, 'sync>x': 6, 'sync>x>y': 4, 'sync>x>leaf': 2,
+  });
   assert.ok(s.notes.some((n) => /^call-path profile: its own work adds \d+ ns to a call's time and \d+ ns to its caller's \((calibrated|measured in the thread)/.test(n)), s.notes.join('\n'));
   await s.detach();
 });

@@ -36,7 +36,7 @@ export type PathFunction = [name: string, file: string, line: number, column: nu
 export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number,
   /** the same four times less the profile's own (intrusion compensation, see Overhead) */
   vInclWall: number, vExclWall: number, vInclCpu: number, vExclCpu: number,
-  /** the path's own number in the thread (two functions of one name, a module loaded twice, give one path name twice) */
+  /** the path's own number in the thread (two functions of one name, a module loaded twice, give one path name twice); `path` is '' after its first record */
   id: number];
 
 /**
@@ -62,6 +62,8 @@ interface PathNode {
   path: string;
   v: Float64Array;
   dirty: boolean;
+  /** its path name went to the tool: later records carry '' for it */
+  sent: boolean;
 }
 
 /**
@@ -174,7 +176,9 @@ export class CallPaths {
       if (!n.dirty) continue;
       n.dirty = false;
       const v = n.v;
-      out.push([n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], i]);
+      // a deep path's name is long: sent once
+      out.push([n.sent ? '' : n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], i]);
+      n.sent = true;
     }
     return out;
   }
@@ -196,7 +200,7 @@ export class CallPaths {
   }
 
   private static rootNode(): PathNode {
-    return { fn: -1, parent: null, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: '', v: new Float64Array(VALUES), dirty: false };
+    return { fn: -1, parent: null, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: '', v: new Float64Array(VALUES), dirty: false, sent: false };
   }
 
   private kind(fn: number): SuspendKind {
@@ -214,7 +218,7 @@ export class CallPaths {
     if (!node) {
       const name = this.nameOf(fn);
       if (!this.seenFns.has(fn)) { this.seenFns.add(fn); this.freshFns.push(fn); }
-      node = { fn, parent, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: parent === this.root ? name : `${parent.path}\0${name}`, v: new Float64Array(VALUES), dirty: true };
+      node = { fn, parent, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: parent === this.root ? name : `${parent.path}\0${name}`, v: new Float64Array(VALUES), dirty: true, sent: false };
       this.nodes.push(node);
     }
     parent.next.set(fn, node);

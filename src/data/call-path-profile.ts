@@ -50,7 +50,8 @@ export class CallPathProfile {
   record(thread: string, records: readonly PathRecord[]): void {
     let t = this.threads.get(thread);
     if (!t) this.threads.set(thread, (t = new Map()));
-    for (const r of records) t.set(r[11], [r[0], r.slice(1, 11) as number[]]);
+    // a path's name comes with its first record only
+    for (const r of records) t.set(r[11], [r[0] || t.get(r[11])?.[0] || '?', r.slice(1, 11) as number[]]);
   }
 
   get empty(): boolean { return this.threads.size === 0; }
