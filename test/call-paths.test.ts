@@ -102,8 +102,9 @@ test('call paths: after an await the time stays on the path that awaited, and th
   assert.ok(f.wait >= 3 * N * 0.03, `waiting ${f.wait} s`);
   assert.ok(pick(ps, 'rounds>loadUser>fetchProfile>spin')!.wall.inclusive >= 3 * N * 0.02);
   assert.ok(pick(ps, 'rounds>loadUser')!.wait >= pick(ps, 'rounds>loadUser')!.wall.inclusive);
-  // the CPU columns: the 25 ms spun per call are CPU time (the thread's clock)
-  assert.ok(f.cpu.inclusive >= 3 * N * 0.02, `CPU inclusive ${f.cpu.inclusive} s`);
+  // the CPU columns: the thread's CPU time, never more than the wall time (how much of the 25 ms
+  // spun by the clock is CPU time depends on the machine's load: not a bound here)
+  assert.ok(f.cpu.inclusive > 0 && f.cpu.inclusive <= f.wall.inclusive + 1e-9, `CPU inclusive ${f.cpu.inclusive} s, wall ${f.wall.inclusive} s`);
   await s.detach();
 });
 

@@ -169,8 +169,8 @@ test('where breakpoints reach the code, a function whose own code is hot is neve
     const hot = d.searchHistory.find((n) => n.focus === '/Code/pinning.js/hot');
     assert.equal(hot?.state, 'too costly', JSON.stringify(hot));
     assert.match(hot.note ?? '', /^its points are reached by breakpoints here, and a function holding one runs in V8's interpreter: \/Code\/pinning\.js\/hot \(its own code, and its callers' that it may be inlined into, \d+\.\d% of the thread's samples\) would cost about \d+\.\d% of the thread, over the 5\.0% limit$/);
-    // nothing of the test went into hot
-    assert.ok(!session.notes.some((n) => n.includes('pinning.js/hot')), session.notes.join('\n'));
+    // nothing of the test went into hot (hotLoop, its caller, may be tested: a name of its own)
+    assert.ok(!session.notes.some((n) => /pinning\.js\/hot(?![\w$])/.test(n)), session.notes.join('\n'));
     assert.match(renderDiagnosis(d), /\nnot tested, too costly under the limit \(\d+\):\n {2}\$ sync_io @ \/Code\/pinning\.js\/hot \(its points are reached by breakpoints/);
   } finally {
     child.kill();
