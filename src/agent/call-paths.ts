@@ -6,8 +6,8 @@
 // from the full paths when it reads them (k is chosen per read, not per run).
 //
 // Recursion folds as Li and Zhang's statistics records do (no record of its
-// own): a function entered while it is already on the path goes back to that
-// path's node, so a path names each function at most once, and only the
+// own): a function entered while it is already on the stack goes back to the
+// node it is active at, so no function is active at two nodes, and only the
 // outermost activation of a node adds to its inclusive time.
 //
 // Async functions: an `await` ends the activation's segment and its frame
@@ -29,10 +29,10 @@ export const CPU_READ_GAP_MS = 0.02;
 /** how a function suspends: an async function's awaits resume by themselves, a generator's yields by next() */
 export type SuspendKind = 'await' | 'yield' | 'both' | 'none';
 
-/** per path (its functions' names joined by NUL, outermost first): calls, then ms: inclusive wall, exclusive wall, inclusive CPU, exclusive CPU, waiting */
 /** a function of the paths: its name ("<module>/<function>"), file, line (1-based) and column (0-based) */
 export type PathFunction = [name: string, file: string, line: number, column: number];
 
+/** per path (its functions' names joined by NUL, outermost first): calls, then ms: inclusive wall, exclusive wall, inclusive CPU, exclusive CPU, waiting */
 export type PathRecord = [path: string, calls: number, inclWall: number, exclWall: number, inclCpu: number, exclCpu: number, wait: number,
   /** the same four times less the profile's own (intrusion compensation, see Overhead) */
   vInclWall: number, vExclWall: number, vInclCpu: number, vExclCpu: number,
@@ -95,7 +95,6 @@ export class CallPaths {
   /** the profile's own cost, once measured; zero until then */
   overhead: Overhead = { own: 0, perChild: 0 };
   private store: AsyncLocalStorage<Suspended> | null = null;
-  private readonly kinds = new Map<number, SuspendKind>();
   /** functions that appeared in a path since the last take (their ids), and all that have */
   private freshFns: number[] = [];
   private readonly seenFns = new Set<number>();
@@ -142,14 +141,14 @@ export class CallPaths {
     const node = this.sNode[this.depth - 1];
     this.clocks();
     this.end();
-    if (this.kind(fn) === 'yield') return;
+    if (this.kindOf(fn) === 'yield') return;
     this.store ??= new AsyncLocalStorage();
     // the await's continuation runs with the store as it is now: it finds this activation there
     this.store.enterWith({ node, fn, at: this.wallNow, resumed: false });
   }
 
   resume(fn: number): void {
-    const s = this.kind(fn) === 'yield' ? undefined : this.store?.getStore();
+    const s = this.kindOf(fn) === 'yield' ? undefined : this.store?.getStore();
     if (s && s.fn === fn && !s.resumed) {
       s.resumed = true;
       this.push(s.node, fn);
@@ -203,13 +202,11 @@ export class CallPaths {
     return { fn: -1, parent: null, next: new Map(), lastFn: -1, lastNext: null, active: 0, path: '', v: new Float64Array(VALUES), dirty: false, sent: false };
   }
 
-  private kind(fn: number): SuspendKind {
-    let k = this.kinds.get(fn);
-    if (k === undefined) this.kinds.set(fn, (k = this.kindOf(fn)));
-    return k;
-  }
-
-  /** The node an entry of fn under `parent` goes to: made on first sight, folded back to fn's own node on the path if it is there. */
+  /**
+   * The node an entry of fn under `parent` goes to, fn not being on the stack:
+   * made on first sight; folded back to fn's node if fn is on parent's path
+   * (only after an await's resumption, whose path is not on the stack below it).
+   */
   private child(parent: PathNode, fn: number): PathNode {
     if (parent.lastFn === fn) return parent.lastNext!;
     let node = parent.next.get(fn);

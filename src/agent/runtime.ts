@@ -581,7 +581,6 @@ export class Runtime {
     return this.pathProfile;
   }
 
-
   private rebuild(key: string): void {
     const [no, fn, slot] = key.split(':').map(Number);
     const rec = this.scripts.get(no);

@@ -10,8 +10,6 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { PINNED_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
-import { callPathProbes } from '../session/session';
-import { parseProbe } from '../instrument/probe';
 import { calibrationFile, configDir, machineKey, readCalibrationEntry } from './calibration-file';
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
@@ -160,8 +158,7 @@ class Driver {
     for (let k = 0; k < turns; k++) {
       await this.run(loop, n);
       const bare = await this.run(loop, n);
-      const ids: number[] = [];
-      for (const [i, text] of callPathProbes(functions).entries()) ids.push((await this.s.place(parseProbe(text), { quiet: true, optional: i % 4 !== 0 })).id);
+      const { ids } = await this.s.profileCallPaths(functions);
       await this.run(loop, n);
       await this.s.sample();
       const before = this.s.callPaths(1).find((p) => p.functions[0] === fn);
