@@ -11,7 +11,7 @@ import { FIXTURES, Target } from './support/helpers';
 const CYCLES = 100;
 const CALLS = 200;
 
-interface State { names: string[]; symbols: string[]; heapUsed: number; rss: number; threads: string[] }
+interface State { names: string[]; symbols: string[]; heapUsed: number; rss: number; threads: string[]; inspector: string | null }
 
 /** What a session leaves in the target for the next (and for code it prepared, which may still run): see README "Detach". */
 const DORMANT = /^(\$pnP|\$pnC|\$pn\d+_\d+|Symbol\(paranode\.(runtime|agent)\))$/;
@@ -23,7 +23,9 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   const state = async (): Promise<State> => JSON.parse((await target.request('state', /state (.*)\n/))[1]);
   /** the thread count once the last relay has ended (it ends after its session, on its own) */
   const settledState = async (threads: number): Promise<State> => {
-    for (const deadline = Date.now() + 10000; ;) {
+    // (CI twice found Node's InspectorIo thread still there after 10 s, on a loaded machine; not
+    // reproduced alone: given 30 s, and the port's state is asserted on its own)
+    for (const deadline = Date.now() + 30000; ;) {
       const s = await state();
       if (s.threads.length <= threads || Date.now() > deadline) return s;
       await new Promise((r) => setTimeout(r, 20));
@@ -58,6 +60,7 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   assert.deepEqual(removed, [], 'no global of the program is gone');
   assert.deepEqual(added(last).sort(), added(s1!).sort(), `no global added after the first session (first: ${added(s1!).length})`);
   assert.deepEqual(added(last).filter((n) => !DORMANT.test(n)), [], 'the first session left only its dormant runtime');
+  assert.equal(last.inspector, null, 'the inspector port is closed');
   assert.deepEqual(last.threads, s0.threads, `no thread left: before ${JSON.stringify(s0.threads)}, after ${JSON.stringify(last.threads)}`);
 
   const mb = (n: number) => (n / 1e6).toFixed(1);
