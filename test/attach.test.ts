@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
 import { Session } from '../src/api';
+import { CLOSE_PORT } from '../src/agent/port-close';
 import { AttachError, withPortLock } from '../src/inspector/process-control';
 import { CLI, FIXTURES, lineRequests, listensOnTcp, runNode, Target } from './support/helpers';
 
@@ -42,7 +43,8 @@ async function readScriptSource(pid: number, file: string): Promise<string> {
   await send('Debugger.enable');
   const { scriptSource } = await send('Debugger.getScriptSource', { scriptId });
   const closed = new Promise((r) => ws.once('close', r));
-  await send('Runtime.evaluate', { expression: `setTimeout(() => process.getBuiltinModule('inspector').close(), 0)` });
+  // closed the way paranode closes it: a close from a timer can be undone by the signal's second request (port-close.ts)
+  await send('Runtime.evaluate', { expression: CLOSE_PORT });
   await closed;
   return scriptSource;
 }

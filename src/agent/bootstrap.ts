@@ -9,6 +9,7 @@ import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { installLoadHooks } from './hooks';
 import { withHeldTicks } from './held-ticks';
 import { forgetOwnModules } from './own-code';
+import { closeInspectorPort } from './port-close';
 import { install, Runtime } from './runtime';
 import { announceExit, ExitHandshake, joinSession } from './worker-exit';
 
@@ -42,7 +43,7 @@ export function holder(): ToolIdentity | null {
 export function start(config: AgentConfig, waitForRelay = false): { pid: number; threadId: number; busy?: ToolIdentity } {
   // one tool at a time: a second is told who holds the process, and nothing changes
   const busy = holder();
-  if (busy) return { pid: process.pid, threadId, busy };
+  if (busy) { forgetOwnModules(); return { pid: process.pid, threadId, busy }; }
   const rt = install();
   rt.activate();
   if (config.cwd) rt.cwd = config.cwd;
@@ -86,6 +87,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     state.relay = { worker, released, over, tool: config.tool };
     if (waitForRelay) Atomics.wait(connected, 0, 0, 10000);
   }
+  // the port the tool's signal opened for this start (which ends the tool's own session on it)
+  if (config.openedPort) closeInspectorPort();
   forgetOwnModules();
   return { pid: process.pid, threadId };
 }

@@ -18,7 +18,7 @@ export interface AgentConfig {
   cwd?: string;
   /** launch: the NODE_OPTIONS the program was meant to have (null: none), put back once the agent has started */
   nodeOptions?: string | null;
-  /** attach: the tool opened the inspector port; the watchdog closes it if the tool vanishes before it could */
+  /** attach: the tool's signal opened the inspector port; start() closes it (port-close.ts), and the watchdog again if the tool vanishes */
   openedPort?: boolean;
   /** the tool that starts the agent: named to a second tool, which is refused while this one's session lasts */
   tool?: ToolIdentity;

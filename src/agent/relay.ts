@@ -11,6 +11,7 @@ import * as inspector from 'inspector';
 import * as net from 'net';
 import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
 import { CONDITION_URL } from '../instrument/breakpoint';
+import { CLOSE_PORT } from './port-close';
 import { exitChannel, ExitNotice, JoinNotice } from './worker-exit';
 
 interface RelayData {
@@ -314,7 +315,7 @@ async function watchdog(): Promise<void> {
   await settleWorkers();
   if (data.openedPort) {
     await postMain('Runtime.evaluate', {
-      expression: `(() => { const i = process.getBuiltinModule('inspector'); if (i.url()) setTimeout(() => i.close(), 0); })()`,
+      expression: CLOSE_PORT,
     });
   }
 }

@@ -1,6 +1,7 @@
 // The port guard's process (see port-guard.ts): argv pid, port.
 import * as http from 'http';
 import WebSocket from 'ws';
+import { CLOSE_PORT } from '../agent/port-close';
 
 const [pid, port] = process.argv.slice(2).map(Number);
 let said = '';
@@ -43,7 +44,7 @@ function close(url: string): Promise<void> {
     ws.on('close', done);
     ws.on('open', () => {
       // only the port of the process we signalled: another's debugging session is not ours to end
-      const expression = `process.pid === ${pid} ? (setTimeout(() => process.getBuiltinModule('inspector').close(), 0), true) : false`;
+      const expression = `process.pid === ${pid} ? (${CLOSE_PORT}, true) : false`;
       ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate', params: { expression } }));
     });
     ws.on('message', () => done());

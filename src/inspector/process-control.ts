@@ -9,6 +9,7 @@ import * as path from 'path';
 import WebSocket from 'ws';
 import type { AgentConfig, ToolIdentity } from '../agent/config';
 import { AGENT_ENV } from '../agent/config';
+import { CLOSE_PORT } from '../agent/port-close';
 import { AgentConnection, AgentServer } from './agent-server';
 import { Cdp, Transport } from './cdp';
 import { attachDormant, toolIdentity } from './dormant-channel';
@@ -188,20 +189,18 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
       const bootstrap = path.join(AGENT_DIR, 'bootstrap.js');
       const waiting = server.waitForAgent(pid, timeoutMs);
       waiting.catch(() => undefined);
-      // one round trip: check the pid, start the agent, and have the port closed right after
+      // one round trip: check the pid, start the agent, which closes the port the signal opened
       // (closing ends this session too; the agent's own session lives on); a process another
       // tool holds answers with that tool and is not changed
-      const closePort = `setTimeout(() => process.getBuiltinModule('inspector').close(), 0)`;
-      const startAgent = `process.pid !== ${pid} ? { pid: process.pid } : (() => { ` +
-        `const r = process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(full)}); ` +
-        `${openedPort ? `if (!r.busy) ${closePort}; ` : ''}return r; })()`;
+      const load = `process.getBuiltinModule('module').createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)})`;
+      const startAgent = `process.pid !== ${pid} ? { pid: process.pid } : ${load}.start(${JSON.stringify(full)})`;
       let started = await cdp.evaluate<{ pid: number; busy?: ToolIdentity }>(startAgent);
       if (started.pid !== pid) {
         throw new PortTaken(`port ${INSPECTOR_PORT} belongs to the inspector of process ${started.pid}, not ${pid}; stop that debugging session and retry`);
       }
       // a tool that has just detached: its relay ends a moment after
       for (let i = 0; started.busy && i < 20; i++) { await sleep(50); started = await cdp.evaluate(startAgent); }
-      if (started.busy && openedPort) await cdp.evaluate(`${closePort}, 0`);
+      if (started.busy && openedPort) await cdp.evaluate(`${CLOSE_PORT}, 0`);
       if (openedPort) {
         const deadline = Date.now() + 3000;
         while (!(await portClosed())) {

@@ -1,0 +1,56 @@
+// Closing the inspector port that the tool's signal opened, for good.
+//
+// Node handles SIGUSR1 on a thread of its own (SignalInspector; unnamed on Node
+// 22) that asks the main thread to open the port twice: through an async handle
+// the event loop runs in its poll phase, and through an interrupt
+// (Agent::RequestIoThreadStart, Node 22-26). The first to run opens the port,
+// the second finds it open and does nothing -- unless the port was closed in
+// between: then it opens it again, and nobody closes it. Measured on Node 26
+// with a program busy in 200 ms setImmediate callbacks: a close from a
+// setTimeout (timers phase, before the poll phase) left the port open in 8 of
+// 10 attaches. And the signal thread can be preempted between its two requests
+// (the main thread it wakes takes its core), for as long as a loaded machine
+// makes it wait: CI found the port open after 1 of 100 attaches to an idle
+// program. So the close waits until that thread is asleep again (its requests
+// all made), then for a whole turn of the event loop (whose poll phase runs
+// them), and only then closes.
+
+/**
+ * Close the inspector port once no request of a signal to open it can still
+ * be on its way (see above). Returns at once. Self-contained: it also runs as
+ * the expression CLOSE_PORT, where the agent is not loaded.
+ */
+export function closeInspectorPort(): void {
+  const inspector = process.getBuiltinModule('inspector');
+  const fs = process.getBuiltinModule('fs');
+  /** is the signal's thread awake (mid-request)? On Node 22 every unnamed thread is taken for it */
+  const signalThreadAwake = (): boolean => {
+    let tids: string[];
+    try { tids = fs.readdirSync('/proc/self/task'); } catch { return false; /* no /proc */ }
+    const threads: [string, string][] = [];
+    for (const tid of tids) {
+      if (Number(tid) === process.pid) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+        const end = stat.lastIndexOf(')');
+        threads.push([stat.slice(stat.indexOf('(') + 1, end), stat[end + 2]]);
+      } catch { /* the thread ended meanwhile */ }
+    }
+    const name = threads.some(([n]) => n === 'SignalInspector') ? 'SignalInspector' : 'node';
+    return threads.some(([n, state]) => n === name && state !== 'S');
+  };
+  // bounded: on Node 22 a program's busy threads are taken for the signal's; then it closes anyway
+  const until = Date.now() + 1000;
+  let turns = 0;
+  const step = () => {
+    if (turns === 0 && Date.now() < until && signalThreadAwake()) { setTimeout(step, 1); return; }
+    // the first turn ends where this one began; a whole one follows
+    if (++turns < 2) { setImmediate(step); return; }
+    if (inspector.url()) inspector.close();
+  };
+  // not unref'd: an idle loop would wait in its poll phase for some other event first
+  setImmediate(step);
+}
+
+/** closeInspectorPort as an expression to evaluate in a target's main thread */
+export const CLOSE_PORT = `(${closeInspectorPort.toString()})()`;
