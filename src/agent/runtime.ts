@@ -263,8 +263,9 @@ export class Runtime {
   /** undo steps registered by whoever hooked into the thread (the load hook) */
   readonly onDeactivate: (() => void)[] = [];
   /**
-   * filename -> scriptId of each script a session LiveEdited. The script keeps
-   * its id; V8 keeps each text it replaced as a hidden copy under the same name,
+   * filename -> scriptId of each script a session LiveEdited or tried to. The
+   * script keeps its id; V8 keeps a hidden copy under the same name at each
+   * attempt (a refused one too: 47 after 5 s of retries on a busy program),
    * which a later session's Debugger.enable announces: those copies are not the
    * program's and must not be prepared again. Kept across sessions.
    */
@@ -277,6 +278,46 @@ export class Runtime {
   liveEditedScripts(): [string, string][] {
     return [...this.liveEdited];
   }
+
+  /**
+   * A quiet point for a LiveEdit that a function of the script kept refusing
+   * (BlockedByActiveFunction): a program busy in its callbacks has one of them
+   * on the stack whenever the debugger's command lands in an interrupt. Here
+   * the thread waits in a callback of its own, between the program's, where
+   * the inspector's commands still run (V8 serves interrupts in Atomics.wait)
+   * with no function of the program active. Held until releaseQuiet(), for
+   * at most `ms` (a tool that vanishes leaves it after that).
+   */
+  holdQuiet(ms: number): void {
+    const hold = { cell: new Int32Array(new SharedArrayBuffer(4)), held: false, cancelled: false };
+    this.quiet = hold;
+    setImmediate(() => {
+      if (hold.cancelled) return;
+      hold.held = true;
+      const t0 = this.now();
+      Atomics.wait(hold.cell, 0, 0, ms);
+      hold.held = false;
+      if (this.quiet === hold) this.quiet = null;
+      this.chargeTool(Math.round((this.now() - t0) * 1000));
+    });
+  }
+
+  /** Is the thread waiting at the quiet point now (asked from inside it, it is)? */
+  quietHeld(): boolean {
+    return this.quiet?.held === true;
+  }
+
+  /** Let the thread go on from its quiet point, or not stop there at all. */
+  releaseQuiet(): void {
+    const hold = this.quiet;
+    if (!hold) return;
+    this.quiet = null;
+    hold.cancelled = true;
+    Atomics.store(hold.cell, 0, 1);
+    Atomics.notify(hold.cell, 0);
+  }
+
+  private quiet: { cell: Int32Array; held: boolean; cancelled: boolean } | null = null;
 
   /** script numbers by key, kept across sessions (see allocScript) */
   private readonly numbered = new Map<string, number>();

@@ -142,24 +142,20 @@ export class ThreadLiveEdits {
     }
     await this.cdp.evaluate(`${R}.defineGlobals(${no}, ${plan.analysis.functions.length})`);
     await this.quietJit();
-    const deadline = Date.now() + activeWaitMs;
-    for (;;) {
-      const r: any = await this.stopping(() => this.cdp.send('Debugger.setScriptSource', { scriptId: sc.scriptId, scriptSource: plan.code }));
-      if (!r.status || r.status === 'Ok') break;
-      const blocked = r.status === 'BlockedByActiveFunction' || r.status === 'BlockedByActiveGenerator';
-      if (blocked && Date.now() < deadline) {
-        await new Promise((res) => setTimeout(res, 50));
-        continue;
-      }
-      if (blocked) throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${activeWaitMs / 1000} s (${r.status})`);
-      throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${r.status}`);
+    // every attempt, refused ones too, leaves V8 a copy of the script under its name, which
+    // later sessions are told of as a script: the runtime (which outlives the session) keeps
+    // which one is the program's
+    await this.cdp.evaluate(`${R}.noteLiveEdit(${JSON.stringify(sc.filename)}, ${JSON.stringify(sc.scriptId)})`);
+    const status = await this.setSource(sc.scriptId, plan.code, activeWaitMs);
+    if (status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator') {
+      throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${activeWaitMs / 1000} s, also between the program's callbacks (${status})`);
     }
+    if (status !== 'Ok') throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${status}`);
     // verified: the script holds the new text (closures are checked per batch, see verify)
     if ((await this.cdp.send('Debugger.getScriptSource', { scriptId: sc.scriptId })).scriptSource !== plan.code) {
       throw new LiveEditRefused(`LiveEdit of ${sc.module} answered Ok but the script kept its old text`);
     }
     this.edited.set(sc.scriptId, { original: source, no });
-    await this.cdp.evaluate(`${R}.noteLiveEdit(${JSON.stringify(sc.filename)}, ${JSON.stringify(sc.scriptId)})`);
     await this.cdp.agent('restore-plan', { thread: this.thread, scripts: [{ scriptId: sc.scriptId, source }] }).catch(() => undefined);
     const noSlot = plan.unslotted.map((u) => [u.fn, u.point]);
     this.breakpoints.addScript(no, { scriptId: sc.scriptId, text: plan.code, module: sc.module, functions: plan.analysis.functions, map: positionMap(plan.ins) });
@@ -193,16 +189,43 @@ export class ThreadLiveEdits {
     }
   }
 
+  /**
+   * Set a script's text; its status ('Ok' or why not). Tried where the command
+   * lands first; when a function of the script is active there, again at a
+   * quiet point of the thread (Runtime.holdQuiet: between the program's
+   * callbacks), until waitMs. Each try that V8 refuses still costs it a compile
+   * of the whole text and leaves a copy of the script: few tries, not a poll.
+   */
+  private async setSource(scriptId: string, text: string, waitMs: number): Promise<string> {
+    const set = async () => ((await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: text })) as { status?: string }).status ?? 'Ok';
+    const blocked = (status: string) => status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator';
+    let status = await this.stopping(set);
+    const deadline = Date.now() + waitMs;
+    while (blocked(status) && Date.now() < deadline) {
+      // the hold's whole time is charged to the tool by the runtime
+      await this.cdp.evaluate(`${R}.holdQuiet(${Math.max(1000, this.limits.maxPauseMs + 1000)})`);
+      try {
+        // asked from inside the hold, the runtime says so: the thread waits there, the program's functions off the stack
+        while (!(await this.cdp.evaluate<boolean>(`${R}.quietHeld()`))) {
+          if (Date.now() > deadline) return status;
+          await new Promise((res) => setTimeout(res, 5));
+        }
+        status = await set();
+      } finally {
+        await this.cdp.evaluate(`${R}.releaseQuiet()`).catch(() => undefined);
+      }
+      // still active between callbacks (a generator of it running, a program that never
+      // returns to its event loop): not again at once
+      if (blocked(status)) await new Promise((res) => setTimeout(res, 100));
+    }
+    return status;
+  }
+
   /** Every LiveEdited script back to its original text. */
   async restore(): Promise<void> {
     for (const [scriptId, e] of this.edited) {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const r: any = await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: e.original });
-        if (!r.status || r.status === 'Ok') break;
-        if (Date.now() > deadline) { this.notes.push(`script ${scriptId} stayed active: its slots are switched off but its text was not restored`); break; }
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      const status = await this.setSource(scriptId, e.original, 5000);
+      if (status !== 'Ok') this.notes.push(`script ${scriptId} stayed active: its slots are switched off but its text was not restored (${status})`);
     }
     this.edited.clear();
   }
