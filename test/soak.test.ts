@@ -23,8 +23,9 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   const state = async (): Promise<State> => JSON.parse((await target.request('state', /state (.*)\n/))[1]);
   /** the thread count once the last relay has ended (it ends after its session, on its own) */
   const settledState = async (threads: number): Promise<State> => {
-    // (CI twice found Node's InspectorIo thread still there after 10 s, on a loaded machine; not
-    // reproduced alone: given 30 s, and the port's state is asserted on its own)
+    // (CI twice found Node's InspectorIo thread still there: the port, opened again by the
+    // signal's second request after its close, src/agent/port-close.ts; the port's state is
+    // asserted on its own)
     for (const deadline = Date.now() + 30000; ;) {
       const s = await state();
       if (s.threads.length <= threads || Date.now() > deadline) return s;

@@ -114,8 +114,8 @@ class WsTransport implements Transport {
   onClose(cb: () => void): void { this.ws.on('close', cb); }
   // no closing handshake: the port is closed by then, and a client socket left waiting for the
   // inspector's close frame (up to ws's 30 s) would keep the target's InspectorIo thread alive
-  // with it (a guess at why CI's soak runs found that thread after the last detach: they still
-  // did once after this; not reproduced outside CI)
+  // with it. (The InspectorIo thread CI's soak runs found after the last detach was the port
+  // itself, opened again after its close: see agent/port-close.ts.)
   close(): void { this.ws.terminate(); }
 }
 
