@@ -24,17 +24,17 @@ const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const SERVER = path.join(TARGETS, 'http-server.js');
 const CONNECTIONS = 10;
 
-interface Load { rps: number; p99: number; errors: number; non2xx: number; slowestSecond: number; requests: number }
+export interface Load { rps: number; p99: number; errors: number; non2xx: number; slowestSecond: number; requests: number }
 
-const nodeBin = (v: string) => path.join(ROOT, 'node_modules', `node${v}`, 'bin', 'node');
+export const nodeBin = (v: string) => path.join(ROOT, 'node_modules', `node${v}`, 'bin', 'node');
 
-function startServer(v: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Proc {
+export function startServer(v: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Proc {
   const child = spawn(nodeBin(v), [...nodeArgs, SERVER, '0'], { cwd: TARGETS, stdio: ['pipe', 'pipe', 'pipe'], env });
   return new Proc(child, `http-server (Node ${v})`);
 }
 
 /** `seconds` of load on the article route; per-second counts give the slowest second. */
-async function load(port: number, seconds: number): Promise<Load> {
+export async function load(port: number, seconds: number): Promise<Load> {
   const perSecond: number[] = [];
   const r: any = await new Promise((resolve, reject) => {
     const instance = autocannon({
@@ -111,7 +111,7 @@ async function cpuProfRun(v: string, seconds: number): Promise<{ plain: Load; pr
   }
 }
 
-const loadCell = (l: Load) => `${fmt(l.rps, 0)} req/s, p99 ${fmt(l.p99, 0)} ms, slowest second ${l.slowestSecond}${l.errors || l.non2xx ? `, **${l.errors} errors, ${l.non2xx} non-2xx**` : ''}`;
+export const loadCell = (l: Load) => `${fmt(l.rps, 0)} req/s, p99 ${fmt(l.p99, 0)} ms, slowest second ${l.slowestSecond}${l.errors || l.non2xx ? `, **${l.errors} errors, ${l.non2xx} non-2xx**` : ''}`;
 
 export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?: ('unprepared' | 'prepared')[]; reps?: number; noProfile?: boolean }): Promise<Section> {
   const versions = opts.nodes ?? ['22', '24', '26'];

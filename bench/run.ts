@@ -13,6 +13,7 @@ import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
 import { benchHttp } from './http';
+import { benchLiveEditLoad } from './liveedit-load';
 import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
 import { benchMetrics } from './metrics';
@@ -38,6 +39,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
   http: benchHttp,
+  'liveedit-load': benchLiveEditLoad,
   pinning: benchPinning,
   switching: benchSwitching,
   'condition-memory': benchConditionMemory,

@@ -26,7 +26,7 @@ import { inThread, TargetThread, ThreadLimits } from './thread';
 /** a worker request unanswered this long is nudged (Node 26 can leave a message to an idle worker undelivered: see CdpOptions) */
 const WORKER_NUDGE_MS = 300;
 
-/** maxPauseMs, activeWaitMs, maxBreakpoints, planLimitMs: see ThreadLimits */
+/** maxPauseMs, activeWaitMs, quietPoint, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
   /** histogram buckets */
   buckets?: number;

@@ -45,6 +45,11 @@ export interface ThreadLimits {
   maxPauseMs?: number;
   /** retry a LiveEdit blocked by an active function this long (5000 ms) */
   activeWaitMs?: number;
+  /**
+   * retry it at a quiet point: the thread held in a callback of the agent's, between the
+   * program's, while the LiveEdit is made (true); false: only where the command lands
+   */
+  quietPoint?: boolean;
   /** points reached by breakpoints, at most (200) */
   maxBreakpoints?: number;
   /** give up planning a LiveEdit after this long (60000 ms) */
@@ -79,6 +84,7 @@ export class TargetThread {
     this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
     this.liveEdits = new ThreadLiveEdits(id, cdp, cwd, {
       maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
+      quietPoint: limits.quietPoint ?? true,
     }, this.announced, this.breakpoints, notes);
     cdp.on('Debugger.scriptParsed', (p: any) => this.onScript(p));
     cdp.on('Debugger.paused', (p: any) => this.onPaused(p));

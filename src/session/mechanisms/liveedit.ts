@@ -33,7 +33,7 @@ const MAGLEV_OFF = `(() => {
 export const MAGLEV_ON = `process.getBuiltinModule('v8').setFlagsFromString('--maglev')`;
 
 /** What LiveEdits may do to a thread (ThreadLimits of the same names, defaults applied). */
-export interface LiveEditLimits { maxPauseMs: number; activeWaitMs: number; planLimitMs: number }
+export interface LiveEditLimits { maxPauseMs: number; activeWaitMs: number; planLimitMs: number; quietPoint: boolean }
 
 export class ThreadLiveEdits {
   /** scriptId -> its original text and runtime number */
@@ -202,6 +202,11 @@ export class ThreadLiveEdits {
     let status = await this.stopping(set);
     const deadline = Date.now() + waitMs;
     while (blocked(status) && Date.now() < deadline) {
+      if (!this.limits.quietPoint) {
+        await new Promise((res) => setTimeout(res, 50));
+        status = await this.stopping(set);
+        continue;
+      }
       // the hold's whole time is charged to the tool by the runtime
       await this.cdp.evaluate(`${R}.holdQuiet(${Math.max(1000, this.limits.maxPauseMs + 1000)})`);
       try {
