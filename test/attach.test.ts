@@ -21,28 +21,36 @@ function scriptSourceOf(pid: number, file: string): Promise<string> {
 }
 
 async function readScriptSource(pid: number, file: string): Promise<string> {
+  const list = () => new Promise<any>((resolve) => http.get('http://127.0.0.1:9229/json/list', (r) => {
+    let d = ''; r.on('data', (c) => (d += c)); r.on('end', () => resolve(JSON.parse(d)));
+  }).on('error', () => resolve(null)));
+  // another test's target may still have the port open (its tool killed at handshake, its port
+  // guard closing it): the lock does not cover that
+  for (let i = 0; i < 500 && (await list()); i++) await new Promise((r) => setTimeout(r, 20));
   (process as any)._debugProcess(pid);
-  let list: any;
-  for (let i = 0; i < 200 && !list; i++) {
-    list = await new Promise((resolve) => http.get('http://127.0.0.1:9229/json/list', (r) => {
-      let d = ''; r.on('data', (c) => (d += c)); r.on('end', () => resolve(JSON.parse(d)));
-    }).on('error', () => resolve(null)));
-    if (!list) await new Promise((r) => setTimeout(r, 20));
+  let targets: any;
+  for (let i = 0; i < 200 && !targets; i++) {
+    targets = await list();
+    if (!targets) await new Promise((r) => setTimeout(r, 20));
   }
-  const ws = new WebSocket(list[0].webSocketDebuggerUrl);
-  await new Promise((r) => ws.once('open', r));
+  assert.ok(targets, `the inspector of process ${pid} did not open`);
+  const ws = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
   let id = 0;
-  const pending = new Map<number, (v: any) => void>();
+  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
   let scriptId = '';
   ws.on('message', (m) => {
     const msg = JSON.parse(m.toString());
     if (msg.method === 'Debugger.scriptParsed' && msg.params.url.endsWith(file)) scriptId = msg.params.scriptId;
-    if (msg.id) pending.get(msg.id)!(msg.result);
+    if (msg.id) pending.get(msg.id)!.resolve(msg.result);
   });
-  const send = (method: string, params = {}) => new Promise<any>((r) => { pending.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
+  const closed = new Promise((r) => ws.once('close', r));
+  void closed.then(() => { for (const p of pending.values()) p.reject(new Error('the inspector connection closed')); });
+  const send = (method: string, params = {}) => new Promise<any>((resolve, reject) => { pending.set(++id, { resolve, reject }); ws.send(JSON.stringify({ id, method, params })); });
+  const { result } = await send('Runtime.evaluate', { expression: 'process.pid' });
+  assert.equal(result.value, pid, 'the oracle reached the process it signalled');
   await send('Debugger.enable');
   const { scriptSource } = await send('Debugger.getScriptSource', { scriptId });
-  const closed = new Promise((r) => ws.once('close', r));
   // closed the way paranode closes it: a close from a timer can be undone by the signal's second request (port-close.ts)
   await send('Runtime.evaluate', { expression: CLOSE_PORT });
   await closed;

@@ -23,23 +23,31 @@
 export function closeInspectorPort(): void {
   const inspector = process.getBuiltinModule('inspector');
   const fs = process.getBuiltinModule('fs');
-  /** is the signal's thread awake (mid-request)? On Node 22 every unnamed thread is taken for it */
+  /**
+   * Is the signal's thread awake (mid-request)? On Node 24+ it is named SignalInspector. On
+   * Node 22 it has no name of its own (nor have V8's workers or the port's InspectorIo thread,
+   * busy while the tool talks to it): it is the last thread Node starts with the process,
+   * after V8's workers (the highest id of the unnamed threads started within a second of the
+   * main thread; a clock tick is 10 ms)
+   */
   const signalThreadAwake = (): boolean => {
     let tids: string[];
     try { tids = fs.readdirSync('/proc/self/task'); } catch { return false; /* no /proc */ }
-    const threads: [string, string][] = [];
+    const threads: { tid: number; name: string; state: string; start: number }[] = [];
     for (const tid of tids) {
-      if (Number(tid) === process.pid) continue;
       try {
         const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
         const end = stat.lastIndexOf(')');
-        threads.push([stat.slice(stat.indexOf('(') + 1, end), stat[end + 2]]);
+        const fields = stat.slice(end + 2).split(' ');
+        threads.push({ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, end), state: fields[0], start: Number(fields[19]) });
       } catch { /* the thread ended meanwhile */ }
     }
-    const name = threads.some(([n]) => n === 'SignalInspector') ? 'SignalInspector' : 'node';
-    return threads.some(([n, state]) => n === name && state !== 'S');
+    const main = threads.find((t) => t.tid === process.pid);
+    const atStart = threads.filter((t) => t.tid !== process.pid && t.name === 'node' && main && t.start - main.start <= 100);
+    const signal = threads.find((t) => t.name === 'SignalInspector') ?? atStart.sort((a, b) => b.tid - a.tid)[0];
+    return signal !== undefined && signal.state !== 'S';
   };
-  // bounded: on Node 22 a program's busy threads are taken for the signal's; then it closes anyway
+  // bounded: should another thread be taken for the signal's, it closes anyway
   const until = Date.now() + 1000;
   let turns = 0;
   const step = () => {
