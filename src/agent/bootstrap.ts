@@ -138,7 +138,7 @@ function writeFinal(rt: Runtime, finalPath: string): void {
   if (!rt.active) return;
   try {
     const file = path.join(finalPath, `${process.pid}-${threadId}.json`);
-    fs.writeFileSync(file, JSON.stringify(rt.sample()));
+    fs.writeFileSync(file, JSON.stringify(rt.sample(true)));
   } catch {
     /* nothing sensible to do while exiting */
   }

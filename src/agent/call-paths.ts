@@ -160,23 +160,27 @@ export class CallPaths {
     this.push(this.child(this.depth ? this.sNode[this.depth - 1] : this.root, fn), fn);
   }
 
-  /** The ids of the functions that appeared in a path since the last call. */
-  takeFunctions(): number[] {
-    const out = this.freshFns;
+  /** The ids of the functions that appeared in a path since the last call (all: every one so far). */
+  takeFunctions(all = false): number[] {
+    const out = all ? [...this.seenFns] : this.freshFns;
     this.freshFns = [];
     return out;
   }
 
-  /** The paths that changed since the last take, with their totals so far. */
-  take(): PathRecord[] {
+  /**
+   * The paths that changed since the last take, with their totals so far; all:
+   * every path, named (the values written at exit: a sample whose answer the
+   * tool never got, the program ending, must not lose what it took)
+   */
+  take(all = false): PathRecord[] {
     const out: PathRecord[] = [];
     for (let i = 0; i < this.nodes.length; i++) {
       const n = this.nodes[i];
-      if (!n.dirty) continue;
+      if (!n.dirty && !all) continue;
       n.dirty = false;
       const v = n.v;
       // a deep path's name is long: sent once
-      out.push([n.sent ? '' : n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], i]);
+      out.push([n.sent && !all ? '' : n.path, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], i]);
       n.sent = true;
     }
     return out;

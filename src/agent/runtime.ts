@@ -827,12 +827,15 @@ export class Runtime {
     return m;
   }
 
-  /** A consistent snapshot: running timers include the time since their start. */
-  sample(): ReturnType<Runtime['sampleNow']> {
-    return this.servingTool(() => this.sampleNow());
+  /**
+   * A consistent snapshot: running timers include the time since their start.
+   * final: the values written at exit, whole (call paths too, not what changed)
+   */
+  sample(final = false): ReturnType<Runtime['sampleNow']> {
+    return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -856,10 +859,10 @@ export class Runtime {
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();
     if (fresh.length) out.objects = fresh;
-    const paths = this.pathProfile?.take();
+    const paths = this.pathProfile?.take(final);
     if (paths?.length) out.paths = paths;
     // where the functions new in paths are (exports name them by file, line and column)
-    const fns = this.pathProfile?.takeFunctions();
+    const fns = this.pathProfile?.takeFunctions(final);
     if (fns?.length) out.pathFunctions = fns.map((id) => { const f = this.pathFns[id]; return [f.name, f.file, f.line, f.column]; });
     if (this.notes.length) { out.notes = this.notes; this.notes = []; }
     // where each standing probe is placed (the tool tells the user of probes that match nothing)
