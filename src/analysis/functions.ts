@@ -233,24 +233,6 @@ function shortCircuits(call: Node): boolean {
   return false;
 }
 
-/**
- * Mark the calls whose text V8 prints in a TypeError about the expression `e`
- * heads: the callee chain of a call, `new` or tagged template (`f().x()`: "f(...).x
- * is not a function"), an iterable (`for (a of f())`: "f is not a function or its
- * return value is not iterable"; `yield*`), a destructured value ("Cannot
- * destructure property 'a' of 'f(...)'"). A wrapper there would print as `$pnC(...)`.
- */
-function markPrinted(c: Node | null | undefined): void {
-  if (!c) return;
-  // what V8's CallPrinter writes out: calls (callee, not arguments), members, operators
-  if (c.type === 'CallExpression' || c.type === 'NewExpression') { c.__printed = true; markPrinted(c.callee); }
-  else if (c.type === 'MemberExpression') { markPrinted(c.object); if (c.computed) markPrinted(c.property); }
-  else if (c.type === 'LogicalExpression' || c.type === 'BinaryExpression') { markPrinted(c.left); markPrinted(c.right); }
-  else if (c.type === 'UnaryExpression' || c.type === 'SpreadElement') markPrinted(c.argument);
-  else if (c.type === 'ChainExpression') markPrinted(c.expression);
-  else if (c.type === 'TaggedTemplateExpression') markPrinted(c.tag);
-}
-
 /** Function declarations that would clash if the body were moved into a block. */
 function tryWrapConflict(body: Node[], strict: boolean, params: Set<string>): string | undefined {
   const fnNames = new Map<string, number>();
@@ -384,12 +366,6 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       addPoint(f, 'entry', n.body.start, null, undefined, n.body.end);
     } else if (curFn >= 0) {
       const f = out[curFn];
-      if (n.type === 'CallExpression' || n.type === 'NewExpression') markPrinted(n.callee);
-      else if (n.type === 'TaggedTemplateExpression') markPrinted(n.tag);
-      else if (n.type === 'SpreadElement') markPrinted(n.argument);
-      else if (n.type === 'ForOfStatement' || (n.type === 'YieldExpression' && n.delegate)) markPrinted(n.type === 'ForOfStatement' ? n.right : n.argument);
-      else if (n.type === 'VariableDeclarator' && n.id.type !== 'Identifier') markPrinted(n.init);
-      else if (n.type === 'AssignmentExpression' && n.left.type !== 'Identifier' && n.left.type !== 'MemberExpression') markPrinted(n.right);
       if (n.type === 'ReturnStatement') addPoint(f, 'exit', n.start, n, 'return');
       else if ((n.type === 'CallExpression' || n.type === 'NewExpression') && n.callee.type !== 'Super' && n.callee.type !== 'Import') {
         if (n.callee.type === 'Identifier' && n.callee.name === 'eval') f.usesEval = true;
@@ -404,7 +380,6 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
           // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
           else if (parent?.type === 'ThrowStatement') f.pointNoSlot.set(p.index, 'the operand of a throw: Node prints an uncaught exception\'s line as written');
-          else if (n.__printed) f.pointNoSlot.set(p.index, 'V8 prints this call\'s text in its TypeError messages (f().x(), for-of, destructuring): a wrapper would show there');
         }
       } else if (LOOP_TYPES.has(n.type)) addPoint(f, 'loop', n.start, n);
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
