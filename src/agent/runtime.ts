@@ -289,10 +289,11 @@ export class Runtime {
    * at most `ms` (a tool that vanishes leaves it after that).
    */
   holdQuiet(ms: number): void {
-    const hold = { cell: new Int32Array(new SharedArrayBuffer(4)), held: false, cancelled: false };
+    const hold = { cell: new Int32Array(new SharedArrayBuffer(4)), held: false };
     this.quiet = hold;
     setImmediate(() => {
-      if (hold.cancelled) return;
+      // released (or replaced) before the thread got here: no stop at all
+      if (this.quiet !== hold) return;
       hold.held = true;
       const t0 = this.now();
       Atomics.wait(hold.cell, 0, 0, ms);
@@ -312,12 +313,11 @@ export class Runtime {
     const hold = this.quiet;
     if (!hold) return;
     this.quiet = null;
-    hold.cancelled = true;
     Atomics.store(hold.cell, 0, 1);
     Atomics.notify(hold.cell, 0);
   }
 
-  private quiet: { cell: Int32Array; held: boolean; cancelled: boolean } | null = null;
+  private quiet: { cell: Int32Array; held: boolean } | null = null;
 
   /** script numbers by key, kept across sessions (see allocScript) */
   private readonly numbered = new Map<string, number>();

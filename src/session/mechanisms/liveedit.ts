@@ -32,6 +32,9 @@ const MAGLEV_OFF = `(() => {
 /** Maglev back on (after every LiveEdited script of every thread has its text back). */
 export const MAGLEV_ON = `process.getBuiltinModule('v8').setFlagsFromString('--maglev')`;
 
+/** V8 refused a LiveEdit because a function of the script is running */
+const blocked = (status: string) => status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator';
+
 /** What LiveEdits may do to a thread (ThreadLimits of the same names, defaults applied). */
 export interface LiveEditLimits { maxPauseMs: number; activeWaitMs: number; planLimitMs: number; quietPoint: boolean }
 
@@ -147,7 +150,7 @@ export class ThreadLiveEdits {
     // which one is the program's
     await this.cdp.evaluate(`${R}.noteLiveEdit(${JSON.stringify(sc.filename)}, ${JSON.stringify(sc.scriptId)})`);
     const status = await this.setSource(sc.scriptId, plan.code, activeWaitMs);
-    if (status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator') {
+    if (blocked(status)) {
       throw new LiveEditRefused(`LiveEdit of ${sc.module} not applied: a function of it stayed active for ${activeWaitMs / 1000} s, also between the program's callbacks (${status})`);
     }
     if (status !== 'Ok') throw new ParanodeError(`LiveEdit of ${sc.module} not applied: ${status}`);
@@ -198,7 +201,6 @@ export class ThreadLiveEdits {
    */
   private async setSource(scriptId: string, text: string, waitMs: number): Promise<string> {
     const set = async () => ((await this.cdp.send('Debugger.setScriptSource', { scriptId, scriptSource: text })) as { status?: string }).status ?? 'Ok';
-    const blocked = (status: string) => status === 'BlockedByActiveFunction' || status === 'BlockedByActiveGenerator';
     let status = await this.stopping(set);
     const deadline = Date.now() + waitMs;
     while (blocked(status) && Date.now() < deadline) {
@@ -208,7 +210,7 @@ export class ThreadLiveEdits {
         continue;
       }
       // the hold's whole time is charged to the tool by the runtime
-      await this.cdp.evaluate(`${R}.holdQuiet(${Math.max(1000, this.limits.maxPauseMs + 1000)})`);
+      await this.cdp.evaluate(`${R}.holdQuiet(${this.limits.maxPauseMs + 1000})`);
       try {
         // asked from inside the hold, the runtime says so: the thread waits there, the program's functions off the stack
         while (!(await this.cdp.evaluate<boolean>(`${R}.quietHeld()`))) {
