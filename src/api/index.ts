@@ -31,3 +31,5 @@ export { renderDiagnosis, renderHistory } from '../consultant/report';
 export type { Diagnosis, Bottleneck } from '../consultant/report';
 export { predictPlan } from '../cost/predict';
 export type { Prediction } from '../cost/predict';
+export { UiServer } from '../ui/server';
+export type { UiOptions } from '../ui/server';
