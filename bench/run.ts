@@ -24,6 +24,7 @@ import { benchStartup, benchStartupDormant } from './startup';
 import { benchSwitching } from './switching';
 import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
+import { benchUi } from './ui';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   fig6: benchFig6,
@@ -44,6 +45,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   switching: benchSwitching,
   'condition-memory': benchConditionMemory,
   'call-paths': benchCallPaths,
+  ui: benchUi,
 };
 
 function usage(): never {

@@ -15,8 +15,10 @@ import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './di
 import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
+import { addUiOptions, openUi, type UiCliOpts } from './ui-option';
+import type { UiServer } from '../ui/server';
 
-interface CommonOpts {
+interface CommonOpts extends UiCliOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
   duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
   callPaths: string[]; pathLength: PathLength; callPathsOut: string[];
@@ -61,7 +63,7 @@ const count = (what: string) => (v: string) => {
 };
 
 function addCommon(cmd: Command): Command {
-  return cmd
+  return addUiOptions(cmd)
     .option('-e, --enable <metric[@focus]>', "enable a metric, e.g. 'cpu', 'procedure_calls@/Code/lib/*.js/*' or 'cpu@/Code/app.js/parse,/Thread/<pid>/main' (repeatable; see `paranode metrics`)", collect, [])
     .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', collect, [])
     .option('--show-snippets', 'print the snippets each enabled metric placed')
@@ -78,7 +80,7 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals()): Promise<void> {
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   let lines = 0;
   const draw = () => {
@@ -98,6 +100,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     await faultPoint('detach');
     await s.detach();
     finish(s, opts, why, mm);
+    await ui?.close(why);
   };
   let again: (sig: NodeJS.Signals) => void = () => undefined;
   signals.handle((sig) => {
@@ -118,7 +121,11 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   void faultPoint('sampling');
   await s.waitForExit();
   signals.off();
-  if (!stopping) { stopping = true; finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm); }
+  if (!stopping) {
+    stopping = true;
+    finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm);
+    await ui?.close(`the target ${s.fate ?? 'exited'}`);
+  }
 }
 
 /** The metric instances' table, then the probes' counters and timers (if any), then the call paths. */
@@ -183,66 +190,18 @@ async function main(argv: string[]): Promise<void> {
 
   addCommon(program.command('run').description('launch a program under paranode: paranode run [options] -- node app.js')
     .argument('<command...>', 'the command to run (after --)'))
-    .action(async (command: string[], opts: CommonOpts) => {
-      needsCallPaths(opts);
-      const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
-      const signals = new EarlySignals();
-      // a call-path profile's probes stand from the program's first line, as -p probes do
-      const probes = [...opts.probe, ...callPathProbes(opts.callPaths)];
-      if (!opts.enable.length) {
-        await session(await Session.launch(command, probes, limits), opts, undefined, signals);
-        return;
-      }
-      const lib = library(opts.mdl);
-      for (const r of opts.enable.map(parseEnable)) lib.metric(r.metric);
-      const { session: s, manager } = await MetricManager.launch(command, opts.enable.map(parseEnable), { ...limits, probes, progress }, lib);
-      if (!opts.quiet) reportEnabled(manager, opts);
-      await session(s, opts, manager, signals);
-    });
+    .action((command: string[], opts: CommonOpts) => runCommand(command, opts));
 
   addCommon(program.command('attach').description('attach to a running Node.js process').argument('<pid>', 'process id', positive('pid')))
-    .action(async (pid: number, opts: CommonOpts) => {
-      needsCallPaths(opts);
-      // definitions and metric names are checked before the target is touched
-      const enables = opts.enable.map(parseEnable);
-      const lib = library(opts.mdl);
-      for (const r of enables) lib.metric(r.metric);
-      // probes too: a typo must not open the target's inspector or start an agent in it
-      const requests = parseProbes(opts.probe);
-      callPathProbes(opts.callPaths);
-      const signals = new EarlySignals(true);
-      const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
-      // attached, the inspector port closed again (at normal priority: the port stays open no
-      // longer than it must): the tool yields the CPU before it prepares the probes' scripts
-      yieldCpu(opts.nice);
-      try {
-        await faultPoint('placement');
-        for (const [k, p] of opts.probe.entries()) {
-          const seen = s.notes.length;
-          const r = await s.place(requests[k]);
-          if (opts.quiet) continue;
-          const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
-          process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s)${how.length ? ` (${how.join(', ')})` : ''}` +
-            `${r.notPlaced ? `, ${r.notPlaced} not placed` : ''}: ${p}\n`);
-          for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
-          shownNotes = s.notes.length;
-        }
-        if (opts.callPaths.length) {
-          const r = await s.profileCallPaths(opts.callPaths);
-          if (!opts.quiet) process.stderr.write(`paranode: call-path profile placed at ${r.placed} point(s): ${opts.callPaths.join(', ')}\n`);
-        }
-        let mm: MetricManager | undefined;
-        if (enables.length) {
-          mm = new MetricManager([s], lib);
-          mm.on('progress', progress);
-          for (const r of enables) await mm.enableAll(r.metric, r.focus);
-          if (!opts.quiet) reportEnabled(mm, opts);
-        }
-        await session(s, opts, mm, signals);
-      } catch (e) {
-        await s.detach().catch(() => undefined);
-        throw e;
-      }
+    .action((pid: number, opts: CommonOpts) => attachCommand(pid, opts));
+
+  addCommon(program.command('ui')
+    .description('a live web page of a program: enable metrics from its resource tree, watch their histograms (paranode ui [options] (attach <pid> | -- node app.js); diagnose --ui shows the search too)')
+    .argument('<target...>', "'attach <pid>', or the command to run after --"))
+    .action(async (args: string[], opts: CommonOpts) => {
+      const target = targetOf(args);
+      if ('pid' in target) await attachCommand(target.pid, { ...opts, ui: true });
+      else await runCommand(target.command, { ...opts, ui: true });
     });
 
   program.command('calibrate').description('measure what each instrumentation primitive costs on this machine (kept for observed_cost)')
@@ -311,6 +270,91 @@ async function main(argv: string[]): Promise<void> {
     });
 
   await program.parseAsync(argv);
+}
+
+/** paranode run: launch under the tool, probes and metrics from the first line. */
+async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
+  needsCallPaths(opts);
+  const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
+  const signals = new EarlySignals();
+  // a call-path profile's probes stand from the program's first line, as -p probes do
+  const probes = [...opts.probe, ...callPathProbes(opts.callPaths)];
+  const lib = library(opts.mdl);
+  const enables = opts.enable.map(parseEnable);
+  for (const r of enables) lib.metric(r.metric);
+  const ui = await openUi(opts, `paranode run -- ${command.join(' ')}`, lib);
+  try {
+    // the page prices what it enables: measured before the program runs, not beside it
+    if (ui) await calibration({ progress });
+    let s: Session, mm: MetricManager | undefined;
+    if (!enables.length) s = await Session.launch(command, probes, limits);
+    else {
+      ({ session: s, manager: mm } = await MetricManager.launch(command, enables, { ...limits, probes, progress }, lib));
+      if (!opts.quiet) reportEnabled(mm, opts);
+    }
+    if (ui) {
+      ui.addSession(s, `${command.join(' ')} (pid ${s.pid})`);
+      await ui.useManager(mm ??= new MetricManager([s], lib));
+    }
+    await session(s, opts, mm, signals, ui);
+  } finally {
+    await ui?.close('paranode stopped');
+  }
+}
+
+/** paranode attach: into a running process; the target is checked and the requests parsed before it is touched. */
+async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
+  needsCallPaths(opts);
+  // definitions and metric names are checked before the target is touched
+  const enables = opts.enable.map(parseEnable);
+  const lib = library(opts.mdl);
+  for (const r of enables) lib.metric(r.metric);
+  // probes too: a typo must not open the target's inspector or start an agent in it
+  const requests = parseProbes(opts.probe);
+  callPathProbes(opts.callPaths);
+  const signals = new EarlySignals(true);
+  const ui = await openUi(opts, `paranode attach ${pid}`, lib);
+  try {
+    if (ui) await calibration({ progress });
+    const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
+    // attached, the inspector port closed again (at normal priority: the port stays open no
+    // longer than it must): the tool yields the CPU before it prepares the probes' scripts
+    yieldCpu(opts.nice);
+    try {
+      await faultPoint('placement');
+      for (const [k, p] of opts.probe.entries()) {
+        const seen = s.notes.length;
+        const r = await s.place(requests[k]);
+        if (opts.quiet) continue;
+        const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
+        process.stderr.write(`paranode: probe ${r.id} placed at ${r.placed} point(s)${how.length ? ` (${how.join(', ')})` : ''}` +
+          `${r.notPlaced ? `, ${r.notPlaced} not placed` : ''}: ${p}\n`);
+        for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
+        shownNotes = s.notes.length;
+      }
+      if (opts.callPaths.length) {
+        const r = await s.profileCallPaths(opts.callPaths);
+        if (!opts.quiet) process.stderr.write(`paranode: call-path profile placed at ${r.placed} point(s): ${opts.callPaths.join(', ')}\n`);
+      }
+      let mm: MetricManager | undefined;
+      if (enables.length || ui) {
+        mm = new MetricManager([s], lib);
+        mm.on('progress', progress);
+        for (const r of enables) await mm.enableAll(r.metric, r.focus);
+        if (!opts.quiet && enables.length) reportEnabled(mm, opts);
+      }
+      if (ui && mm) {
+        ui.addSession(s, `process ${pid}`);
+        await ui.useManager(mm);
+      }
+      await session(s, opts, mm, signals, ui);
+    } catch (e) {
+      await s.detach().catch(() => undefined);
+      throw e;
+    }
+  } finally {
+    await ui?.close('paranode stopped');
+  }
 }
 
 /** The metric table of the CPU-bound demo, from its first line. */
