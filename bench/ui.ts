@@ -87,7 +87,9 @@ export async function benchUi(o: BenchOptions): Promise<Section> {
     title: '22. The live web page: first paint and updates with 50 histograms live (issue #14)',
     body: [
       `Headless Chromium (Debian's, through playwright-core) loads \`paranode ui\`'s page for a target that parses with esprima in a loop; \`procedure_calls\` is enabled for the parser's functions with the most points, one histogram each, beside the page's own \`observed_cost\`; the server sends every instance every 500 ms. Median of ${runs} page loads; each watched for ${seconds} s. First paint: Chromium's first-contentful-paint; every series drawn: the time from navigation until the charts hold every instance; renders: chart passes the page made (it draws at most once per animation frame, the latest values); busy: the share of the page's main thread its chart passes took.`,
+      '',
       table(['histograms', 'first paint, ms', 'every series drawn, ms', 'vs 1', 'updates received /s', 'renders /s', 'ms per render', 'busy'], rows),
+      '',
       `Served bundle: app.js ${size('app.js')}, app.css ${size('app.css')}.`,
     ],
   };
