@@ -113,7 +113,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     }
     process.exit(signalStatus(sig));
   });
-  const ui = await openUi(opts, `paranode diagnose ${'pid' in target ? `attach ${target.pid}` : `-- ${target.command.join(' ')}`}`, lib);
+  const ui = await openUi(opts, `paranode diagnose ${'pid' in target ? `attach ${target.pid}` : `-- ${target.command.join(' ')}`}`, lib, true);
   try {
     const { diagnosis: result, session } = await diagnose(target, {
       maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration, testSeconds: opts.testTime,

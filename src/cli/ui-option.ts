@@ -18,9 +18,9 @@ export function addUiOptions(cmd: Command): Command {
 }
 
 /** The page's server if asked for, its address printed; undefined if not. */
-export async function openUi(opts: UiCliOpts, title: string, library?: MdlLibrary): Promise<UiServer | undefined> {
+export async function openUi(opts: UiCliOpts, title: string, library?: MdlLibrary, search = false): Promise<UiServer | undefined> {
   if (!opts.ui && opts.uiPort === undefined) return undefined;
-  const ui = await UiServer.open({ port: opts.uiPort ?? 0, title, library });
+  const ui = await UiServer.open({ port: opts.uiPort ?? 0, title, library, search });
   process.stderr.write(`paranode: the live page is at ${ui.url} (it stops when the session ends)\n`);
   return ui;
 }

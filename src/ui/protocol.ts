@@ -31,9 +31,9 @@ export interface MetricInfo {
 
 /** One resource of a hierarchy, a node of the tree (its parent is the path up to its last '/'-part, as built by the page). */
 export interface ResourceNode {
-  /** the focus that names it, e.g. /Code/lib/parse.js/parseLine, /Code/lib/parse.js/parseLine/split(), /Thread/1234/main */
+  /** the focus that names it, e.g. /Code/lib/parse.js/parseLine, /Code/lib/parse.js/parseLine/split(), /Code/lib/parse.js/parseLine/loop@12, /Thread/1234/main */
   path: string;
-  kind: 'module' | 'function' | 'callsite' | 'process' | 'thread' | 'syncobject';
+  kind: 'module' | 'function' | 'callsite' | 'loop' | 'process' | 'thread' | 'syncobject';
   /** what the tree shows (source-mapped where the code has a map); default: the last part of path */
   label?: string;
   /** "<module>:<line>" where it is in the source (functions and call sites) */

@@ -25,6 +25,8 @@ export interface UiOptions {
   library?: MdlLibrary;
   /** how often the page gets new values, ms (default 500) */
   updateMs?: number;
+  /** a Performance Consultant search will run (useConsultant): the page starts on its view */
+  search?: boolean;
 }
 
 const STATIC = path.join(__dirname, 'static');
@@ -39,7 +41,7 @@ export class UiServer {
   private closed = false;
 
   private constructor(private readonly server: http.Server, readonly port: number, opts: UiOptions) {
-    this.state = new UiState(opts.title ?? 'paranode', opts.library ?? MdlLibrary.standard(), (m) => this.broadcast(m));
+    this.state = new UiState(opts.title ?? 'paranode', opts.library ?? MdlLibrary.standard(), (m) => this.broadcast(m), opts.search ?? false);
     server.on('request', (req, res) => this.serve(req, res));
     server.on('upgrade', (req, socket, head) => {
       if (!this.allowed(req) || new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
@@ -77,7 +79,8 @@ export class UiServer {
   report(d: Diagnosis): void {
     const bottlenecks = d.bottlenecks.map((b) => {
       const at = b.source ? parseSourceAt(b.source) : null;
-      const file = at ? this.state.fileOf(at.module) : undefined;
+      // named by the search's own listing of the program's functions
+      const file = at ? this.state.noteModule(at.module, d.pid) : undefined;
       const ex = at && file ? excerpt(file, at.line) : null;
       return { hypothesis: b.hypothesis, focus: b.focus, value: b.value, threshold: b.threshold, source: b.source, thread: b.thread, ...(ex && at ? { excerpt: { file: at.module, line: at.line, ...ex } } : {}) };
     });

@@ -37,7 +37,8 @@ export class UiState {
   private readonly t0 = Date.now();
   private readonly metricInfo: MetricInfo[];
 
-  constructor(private readonly title: string, private readonly library: MdlLibrary, private readonly broadcast: (m: ServerMsg) => void) {
+  constructor(private readonly title: string, private readonly library: MdlLibrary, private readonly broadcast: (m: ServerMsg) => void,
+    private readonly searchComing = false) {
     this.metricInfo = [...library.metrics.values()].sort((a, b) => a.name.localeCompare(b.name)).map((m) => ({
       name: m.name, title: m.title, units: m.units,
       hierarchies: m.constraints.map((c) => library.constraints.get(c.name)?.hierarchy ?? c.name),
@@ -74,6 +75,13 @@ export class UiState {
 
   /** the file of one of the program's modules, if the resources named it */
   fileOf(module: string): string | undefined {
+    return this.files.get(module);
+  }
+
+  /** A module the search found functions in (a bottleneck's source): the program's, where its session runs. */
+  noteModule(module: string, pid: number | null): string | undefined {
+    const w = this.sessions.find((x) => x.s.pid === pid) ?? this.sessions[0];
+    if (!this.files.has(module) && w && !module.startsWith('node:')) this.files.set(module, path.resolve(w.s.cwd, module));
     return this.files.get(module);
   }
 
@@ -126,6 +134,10 @@ export class UiState {
       }
       const mm = this.mm;
       if (!mm) return { type: 'reply', id, error: 'no metrics can be enabled yet: the target is being started or attached' };
+      // a loop is a resource the analysis finds; no metric's constraint names it yet
+      if ((msg.type === 'predict' || msg.type === 'enable') && /\/loop@\d+(,|$)/.test(String(msg.focus))) {
+        return { type: 'reply', id, error: `no metric can be focused on a loop yet (${String(msg.focus)}): its function, or a call site in it, can` };
+      }
       if (msg.type === 'predict') {
         const p = await mm.predict(String(msg.metric), String(msg.focus ?? ''));
         return { type: 'reply', id, prediction: { cost: p.cost, points: p.points } };
@@ -160,7 +172,7 @@ export class UiState {
   private now(): number { return (Date.now() - this.t0) / 1000; }
 
   private hello(): HelloMsg {
-    return { type: 'hello', title: this.title, processes: this.processes().processes, metrics: this.metricInfo, consultant: !!this.consultant, t: this.now() };
+    return { type: 'hello', title: this.title, processes: this.processes().processes, metrics: this.metricInfo, consultant: !!this.consultant || this.searchComing, t: this.now() };
   }
 
   private processes(): { type: 'processes'; processes: ProcessInfo[] } {
@@ -210,6 +222,7 @@ export class UiState {
           for (const p of r.points) {
             const callee = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
             if (callee) add({ path: `${r.path}/${callee}()`, kind: 'callsite', pid: s.pid, label: `${callee}()`, source: `${r.module}:${p.line}` });
+            if (p.kind === 'loop') add({ path: `${r.path}/loop@${p.line}`, kind: 'loop', pid: s.pid, source: `${r.module}:${p.line}` });
           }
         }
       }

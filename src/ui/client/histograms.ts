@@ -99,6 +99,8 @@ export class HistogramsView {
       }
       c.el.dataset.series = String(list.length);
       c.el.dataset.points = String(Math.max(0, ...list.map((i) => i.buckets.length)));
+      // the seconds the longest series covers: grows as the program runs, whether or not it folded
+      c.el.dataset.seconds = String(Math.max(0, ...list.map((i) => i.buckets.length * i.bucketSeconds)));
       const info = this.metrics.get(name);
       const units = list[0].units || info?.units || '';
       const widths = [...new Set(list.map((i) => i.bucketSeconds))].sort((a, b) => a - b).map(secs).join(' / ');

@@ -67,6 +67,7 @@ function start(): void {
     resources.setInstances(m.instances);
   });
 
+  let searching = false;
   const onMsg = (m: ServerMsg): void => {
     switch (m.type) {
       case 'hello':
@@ -75,6 +76,7 @@ function start(): void {
         resources.setMetrics(m.metrics);
         histograms.setMetrics(m.metrics);
         renderProcesses(m.processes);
+        searching = m.consultant;
         search.setConsultant(m.consultant);
         if (!chosenTab) show(m.consultant ? 'search' : 'histograms');
         break;
@@ -90,6 +92,12 @@ function start(): void {
         draw();
         break;
       case 'consultant':
+        // a search that started after the page connected (diagnose opens the page before it launches)
+        if (!searching) {
+          searching = true;
+          search.setConsultant(true);
+          if (!chosenTab) show('search');
+        }
         search.onConsultant(m);
         break;
       case 'report':

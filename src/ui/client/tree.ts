@@ -52,7 +52,7 @@ export function buildTree(list: ResourceNode[]): { roots: TNode[]; all: Map<stri
     const kind = kindOf.get(path);
     if (kind === 'module') return '/Code';
     if (kind === 'function') return under(path, modules) ?? generic(path);
-    if (kind === 'callsite') return under(path, functions) ?? under(path, modules) ?? generic(path);
+    if (kind === 'callsite' || kind === 'loop') return under(path, functions) ?? under(path, modules) ?? generic(path);
     return generic(path);
   };
   const generic = (path: string): string | null => {
