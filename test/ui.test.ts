@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import { MetricManager, Session } from '../src/api';
 import { UiServer } from '../src/ui/server';
 import { chromiumPath } from './support/chromium';
-import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
+import { CLI, FIXTURES, lineRequests, ROOT, Target } from './support/helpers';
 
 /** the page's, in functions that run in the browser */
 declare const document: any;
@@ -86,6 +86,15 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
 }
 
+/** Select one resource as the focus: a listing that arrives while clicking can move the rows, so the focus is checked. */
+async function select(page: Page, resource: string): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    if (await page.textContent('#focus') === resource) return;
+    await page.click(`.res[data-path="${resource}"]`);
+  }
+  assert.equal(await page.textContent('#focus'), resource);
+}
+
 /** a chart's number of buckets, and the seconds they cover, as the page shows them */
 const points = (page: Page, metric: string) => page.$eval(`.chart[data-metric="${metric}"]`, (e) => Number(e.getAttribute('data-points')));
 const covered = (page: Page, metric: string) => page.$eval(`.chart[data-metric="${metric}"]`, (e) => Number(e.getAttribute('data-seconds')));
@@ -126,8 +135,7 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   await page.fill('#resource-search', 'work');
   // the filter applied (the rows move): burn() does not match
   await page.waitForSelector('.res[data-path="/Code/ui-target.js/burn"]', { state: 'detached' });
-  await page.click(`.res[data-path="${fn}"]`);
-  assert.equal(await page.textContent('#focus'), fn);
+  await select(page, fn);
   await page.selectOption('#metric', 'procedure_calls');
   await page.click('#predict');
   await page.waitForFunction(() => /predicted cost/.test(document.querySelector('#prediction')?.textContent ?? ''));
@@ -164,8 +172,7 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   await page.fill('#resource-search', 'loop');
   await page.waitForSelector(`.res[data-path="${fn}"]`, { state: 'detached' });
   const loop = '/Code/ui-target.js/burn/loop@10';
-  await page.click(`.res[data-path="${loop}"]`);
-  assert.equal(await page.textContent('#focus'), loop);
+  await select(page, loop);
   await page.click('#predict');
   await page.waitForFunction(() => /no metric can be focused on a loop yet/.test(document.querySelector('#ui-error')?.textContent ?? ''));
 
@@ -249,4 +256,31 @@ test('--ui-port in use: one clear line, before any program is started', async ()
   assert.equal(await exit, 2);
   assert.match(stderr(), new RegExp(`^paranode: the UI's port ${port} on 127\\.0\\.0\\.1 is in use \\(choose another with --ui-port, or 0 for any free one\\)\n$`));
   assert.equal(child.stdout!.read(), null, 'the program never ran');
+});
+
+test('paranode ui attach <pid>: metrics enabled from the page in a running process count exactly; Ctrl-C detaches, the page ends, the program runs on', async () => {
+  const t = new Target('ui-target.js');
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const { child, url: urlP, exit, stderr } = cli(['ui', '-q', 'attach', String(t.pid)], FIXTURES);
+  const url = await urlP;
+  const port = Number(new URL(url).port);
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(url);
+  await page.click('#tab-resources');
+  const fn = '/Code/ui-target.js/work';
+  await select(page, fn);
+  await page.selectOption('#metric', 'procedure_calls');
+  await page.click('#enable');
+  const row = `#enabled [data-key="procedure_calls@${fn}"]`;
+  await page.waitForSelector(row);
+  await t.request('321', /done 321/);
+  await page.waitForFunction((sel) => document.querySelector(sel)?.getAttribute('data-total') === '321', row);
+  child.kill('SIGINT');
+  assert.equal(await exit, 0, stderr());
+  await page.waitForSelector('#ended', { state: 'visible' });
+  assert.equal(await listening(port), false, 'the UI port is closed after the session');
+  // left as it was: it still answers
+  await t.request('5', /done 5/);
+  await page.close();
 });
