@@ -86,6 +86,13 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: false });
 }
 
+/** A new page of the browser at the page's address. */
+async function openPage(url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(url);
+  return page;
+}
+
 /** Select one resource as the focus: a listing that arrives while clicking can move the rows, so the focus is checked. */
 async function select(page: Page, resource: string): Promise<void> {
   for (let i = 0; i < 5; i++) {
@@ -119,8 +126,7 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   assert.equal(page200.status, 200);
   assert.match(page200.body, /app\.js/);
 
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(url);
+  const page = await openPage(url);
   // the command line's metric: its histogram gains points as the program runs
   await page.click('#tab-histograms');
   await page.waitForSelector('.chart[data-metric="cpu"]');
@@ -190,8 +196,7 @@ test('paranode diagnose --ui: the search graph grows live and reaches the plante
   const { url: urlP, exit, stderr } = cli(['diagnose', '--ui', '--stop', '--hypotheses', 'cpu_bound', '--', process.execPath, 'cpu-bound.js', '60'], DEMO);
   const url = await urlP;
   const port = Number(new URL(url).port);
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(url);
+  const page = await openPage(url);
   await page.click('#tab-search');
   const planted = 'g.node[data-state="true"][data-focus*="cpu-bound.js/hashRecord"]';
   // in the DOM (an SVG group may lie outside the scrolled graph's view)
@@ -228,8 +233,7 @@ test('library API: several processes and their threads on one page, each labelle
     await new Promise((r) => { const timer = setTimeout(r, 1000); b.once('thread', () => { clearTimeout(timer); r(undefined); }); });
   }
   const worker = b.threadIds.find((t) => t !== 'main')!;
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(ui.url);
+  const page = await openPage(ui.url);
   // each process by its label and pid, each thread by its focus
   for (const [s, label] of [[a, 'ui-target.js'], [b, 'workers.js']] as const) {
     await page.waitForSelector(`#processes .proc[data-pid="${s.pid}"]`);
@@ -265,8 +269,7 @@ test('paranode ui attach <pid>: metrics enabled from the page in a running proce
   const { child, url: urlP, exit, stderr } = cli(['ui', '-q', 'attach', String(t.pid)], FIXTURES);
   const url = await urlP;
   const port = Number(new URL(url).port);
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  await page.goto(url);
+  const page = await openPage(url);
   await page.click('#tab-resources');
   const fn = '/Code/ui-target.js/work';
   await select(page, fn);
