@@ -1,4 +1,4 @@
-// Soak: 100 attach/detach cycles on one target. Each places a probe and checks
+// Soak: 150 attach/detach cycles on one target. Each places a probe and checks
 // an exact count, then detaches. The target must live through them all and be
 // left as the first session left it: the same globals, no extra thread, memory
 // bounded (measured by the target itself after a forced GC).
@@ -8,10 +8,12 @@ import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { FIXTURES, Target } from './support/helpers';
 
-const CYCLES = 100;
+const CYCLES = 150;
+/** the sessions over which memory must be flat: the last 50 (on Node 26 memory settles over the first 50-60, docs/BENCHMARKS.md section 13) */
+const TAIL = 50;
 const CALLS = 200;
 
-interface State { names: string[]; symbols: string[]; heapUsed: number; rss: number; threads: string[]; inspector: string | null }
+interface State { names: string[]; symbols: string[]; heapUsed: number; heapTotal: number; rss: number; threads: string[]; inspector: string | null }
 
 /** What a session leaves in the target for the next (and for code it prepared, which may still run): see README "Detach". */
 const DORMANT = /^(\$pnP|\$pnC|\$pn\d+_\d+|Symbol\(paranode\.(runtime|agent)\))$/;
@@ -35,8 +37,9 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   const expected = (CALLS * (CALLS - 1)).toString();
   const s0 = await state();
   let s1: State | undefined;
-  /** rss after a forced GC, every 10 sessions */
+  /** rss, and rss less V8's heap (memory outside the JS heap), after a forced GC, every 10 sessions */
   const trail: number[] = [];
+  const native: number[] = [];
   const t0 = Date.now();
   for (let i = 1; i <= CYCLES; i++) {
     const s = await Session.attach(target.pid);
@@ -49,7 +52,11 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
     if (i === 1) s1 = await settledState(s0.threads.length);
     // a full GC every 10 sessions, as a program's own allocation brings: what a session
     // leaves for the GC (its evaluations, the relay's) is garbage, not a leak
-    if (i % 10 === 0) trail.push((await state()).rss);
+    if (i % 10 === 0) {
+      const s10 = await state();
+      trail.push(s10.rss);
+      native.push(s10.rss - s10.heapTotal);
+    }
   }
   const seconds = (Date.now() - t0) / 1000;
   const last = await settledState(s0.threads.length);
@@ -69,12 +76,17 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   const rss = last.rss - s1!.rss;
   t.diagnostic(`Node ${process.version}: ${CYCLES} cycles in ${seconds.toFixed(1)} s; globals added by the first session: ${added(s1!).length}, ` +
     `by the ${CYCLES - 1} after: 0; heapUsed after GC ${mb(s0.heapUsed)} -> ${mb(s1!.heapUsed)} (1st) -> ${mb(last.heapUsed)} MB (${CYCLES}th); ` +
-    `rss ${mb(s0.rss)} -> ${mb(s1!.rss)} (1st) -> ${trail.map(mb).join(' -> ')} MB (every 10th); threads ${s0.threads.length} -> ${last.threads.length}`);
+    `rss ${mb(s0.rss)} -> ${mb(s1!.rss)} (1st) -> ${trail.map(mb).join(" -> ")} MB (every 10th), outside V8's heap ${native.map(mb).join(" -> ")} MB; threads ${s0.threads.length} -> ${last.threads.length}`);
   // generous: a leak of one LiveEdited copy of the program per session is already 100 x its size
   assert.ok(heap < 8e6, `heapUsed grew ${mb(heap)} MB over ${CYCLES - 1} sessions`);
   // rss settles within the first sessions (malloc's arenas, V8's heap pages: docs/BENCHMARKS.md
-  // section 13); over the last half it must stay flat: 0.2 MB a session would be 10 MB
-  const half = trail[trail.length - 1] - trail[trail.length / 2 - 1];
-  assert.ok(half < 10e6, `rss grew ${mb(half)} MB over the last ${CYCLES / 2} sessions (${trail.map(mb).join(', ')})`);
+  // section 13). V8 sizes its heap by its own policy: on Node 26 heapTotal steps up by ~6 MB
+  // as late as the 170th session with heapUsed flat, and is level after (400 sessions: rss
+  // 150 MB from the 180th to the 400th). A leak shows in the live heap (heapUsed, above) or
+  // outside V8's heap (rss - heapTotal), which grows over the first 50-60 sessions on Node 26 (400
+  // sessions ad hoc: +17 MB by the 50th, +2 MB from the 50th to the 400th) and must be flat after:
+  // 0.1 MB a session would be 5 MB
+  const tail = native[native.length - 1] - native[native.length - 1 - TAIL / 10];
+  assert.ok(tail < 5e6, `rss outside V8's heap grew ${mb(tail)} MB over the last ${TAIL} sessions (${native.map(mb).join(', ')}; rss ${trail.map(mb).join(', ')})`);
   assert.ok(rss < 1.5e6 * CYCLES, `rss grew ${mb(rss)} MB over ${CYCLES - 1} sessions`);
 });
