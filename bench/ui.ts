@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 import { Session } from '../src/api';
 import { MetricManager } from '../src/metrics/manager';
 import { UiServer } from '../src/ui/server';
-import { chromiumPath } from '../test/support/chromium';
+import { requireTool } from '../test/support/debian-tools';
 import { BenchOptions, fmt, median, Proc, progress, ROOT, Section, sleep, table, TARGETS } from './lib';
 
 /** the page's, in functions that run in the browser */
@@ -31,7 +31,7 @@ async function measure(histograms: number, seconds: number, runs: number): Promi
   const fns = (await s.resources('/Code/**/esprima/dist/esprima.js/*')).sort((a, b) => b.points.length - a.points.length || a.path.localeCompare(b.path));
   // observed_cost is the page's own: one histogram already
   for (const r of fns.slice(0, histograms - 1)) await mm.enable('procedure_calls', r.path);
-  const browser = await chromium.launch({ executablePath: chromiumPath()!, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({ executablePath: requireTool('chromium'), args: ['--no-sandbox'] });
   const out = { fcp: [] as number[], firstChart: [] as number[], rate: [] as number[], msPerRender: [] as number[], msgRate: [] as number[], busy: [] as number[] };
   try {
     for (let run = 0; run < runs; run++) {
@@ -67,7 +67,7 @@ async function measure(histograms: number, seconds: number, runs: number): Promi
 }
 
 export async function benchUi(o: BenchOptions): Promise<Section> {
-  if (!chromiumPath()) throw new Error('the UI benchmark needs Chromium (Debian: apt-get install chromium, or PARANODE_CHROMIUM)');
+  requireTool('chromium');
   const seconds = o.quick ? 5 : 15, runs = o.quick ? 2 : 5;
   const rows: string[][] = [];
   const results: Record<number, Awaited<ReturnType<typeof measure>>> = {};

@@ -14,7 +14,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { MetricManager, Session } from '../src/api';
 import { UiServer } from '../src/ui/server';
-import { chromiumPath } from './support/chromium';
+import { requireTool } from './support/debian-tools';
 import { CLI, FIXTURES, lineRequests, ROOT, Target } from './support/helpers';
 
 /** the page's, in functions that run in the browser */
@@ -24,9 +24,7 @@ const SHOTS = process.env.PARANODE_UI_SCREENSHOTS;
 let browser: Browser;
 
 before(async () => {
-  const exe = chromiumPath();
-  if (!exe) throw new Error('no Chromium for the UI tests: install it (Debian: apt-get install chromium) or set PARANODE_CHROMIUM');
-  browser = await chromium.launch({ executablePath: exe, args: ['--no-sandbox'] });
+  browser = await chromium.launch({ executablePath: requireTool('chromium'), args: ['--no-sandbox'] });
 });
 after(() => browser?.close());
 

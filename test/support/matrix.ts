@@ -6,7 +6,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { ensureChromium } from './chromium';
+import { ensureTools } from './debian-tools';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const versions = (process.env.PARANODE_NODES ?? '22,24,26').split(',').map((v) => v.trim()).filter(Boolean);
@@ -16,9 +16,9 @@ const files = process.argv.slice(2).length
 
 let passed = 0;
 let failed = 0;
-// the UI's tests drive a real browser: installed here once if it can be, else why not is said once
-const noBrowser = files.some((f) => f.includes('ui')) ? ensureChromium(console.log) : null;
-if (noBrowser) console.error(`paranode tests: ${noBrowser}`);
+// some tests drive real programs from Debian (a browser, go tool pprof, Prometheus): installed
+// here once if they can be, else why not is said once
+for (const m of ensureTools(files, console.log)) console.error(`paranode tests: ${m}`);
 const summary: string[] = [];
 const failures: string[] = [];
 for (const v of versions) {
