@@ -1,25 +1,27 @@
 // A call-path profile (whole paths) in the formats Node developers open:
-// Chrome DevTools' and VS Code's .cpuprofile, speedscope's JSON, and folded
-// stacks for flame graphs. Each is built from the profile's statistics, not
+// Chrome DevTools' and VS Code's .cpuprofile, speedscope's JSON, folded
+// stacks for flame graphs, and pprof (pprof-export.ts). Each is built from the profile's statistics, not
 // from samples: a path's exclusive wall time becomes its self time (one
 // synthetic sample per path in .cpuprofile and speedscope, weighted by it).
 import * as path from 'path';
 import { pathToFileURL } from 'url';
 import type { Protocol } from 'devtools-protocol';
 import type { CallPath } from './call-path-profile';
+import { toPprof, type PprofOptions } from './pprof-export';
 
-export type ExportFormat = 'cpuprofile' | 'speedscope' | 'folded';
+export type ExportFormat = 'cpuprofile' | 'speedscope' | 'folded' | 'pprof';
 
 /** Where a function of the profile is: its file, line (1-based) and column (0-based). */
 export interface FunctionPlace { file: string; line: number; column: number }
 
-/** The format a file name asks for: .cpuprofile, .speedscope.json, .folded (or .txt). */
+/** The format a file name asks for: .cpuprofile, .speedscope.json, .folded (or .txt), .pb.gz (or .pprof). */
 export function formatOf(file: string): ExportFormat {
   const f = file.toLowerCase();
   if (f.endsWith('.cpuprofile')) return 'cpuprofile';
   if (f.endsWith('.speedscope.json') || f.endsWith('.speedscope')) return 'speedscope';
   if (f.endsWith('.folded') || f.endsWith('.txt')) return 'folded';
-  throw new Error(`${path.basename(file)}: the format is named by the file's extension: .cpuprofile (Chrome DevTools, VS Code), .speedscope.json (speedscope) or .folded (flame graphs)`);
+  if (f.endsWith('.pb.gz') || f.endsWith('.pprof')) return 'pprof';
+  throw new Error(`${path.basename(file)}: the format is named by the file's extension: .cpuprofile (Chrome DevTools, VS Code), .speedscope.json (speedscope), .folded (flame graphs) or .pb.gz (pprof: go tool pprof, Pyroscope, Grafana)`);
 }
 
 const us = (s: number) => Math.max(0, Math.round(s * 1e6));
@@ -27,9 +29,13 @@ const us = (s: number) => Math.max(0, Math.round(s * 1e6));
 const threadFrame = (thread: string) => `(thread ${thread})`;
 const stackOf = (p: CallPath) => (p.thread === 'main' ? p.functions : [threadFrame(p.thread), ...p.functions]);
 
-/** Whole paths (k = inf) in the chosen format; `place` locates a function by its name. */
-export function exportProfile(paths: CallPath[], format: ExportFormat, place: (fn: string) => FunctionPlace | undefined, name = 'paranode call paths'): string {
+/** Whole paths (k = inf) in the chosen format; `place` locates a function by its name. pprof is binary (gzipped protobuf), the others text. */
+export function exportProfile(paths: CallPath[], format: 'pprof', place: (fn: string) => FunctionPlace | undefined, name?: string, pprof?: PprofOptions): Buffer;
+export function exportProfile(paths: CallPath[], format: Exclude<ExportFormat, 'pprof'>, place: (fn: string) => FunctionPlace | undefined, name?: string): string;
+export function exportProfile(paths: CallPath[], format: ExportFormat, place: (fn: string) => FunctionPlace | undefined, name?: string, pprof?: PprofOptions): string | Buffer;
+export function exportProfile(paths: CallPath[], format: ExportFormat, place: (fn: string) => FunctionPlace | undefined, name = 'paranode call paths', pprof?: PprofOptions): string | Buffer {
   if (paths.some((p) => !p.path.startsWith('/CallPath/inf/'))) throw new Error('an export is made of whole paths (k = inf)');
+  if (format === 'pprof') return toPprof(paths, stackOf, place, pprof);
   if (format === 'folded') return toFolded(paths);
   if (format === 'speedscope') return JSON.stringify(toSpeedscope(paths, place, name));
   return JSON.stringify(toCpuProfile(paths, place));

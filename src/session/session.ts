@@ -462,10 +462,14 @@ export class Session extends EventEmitter {
 
   /**
    * The call-path profile (whole paths, every thread) as a file of `format`:
-   * 'cpuprofile' (Chrome DevTools, VS Code), 'speedscope' or 'folded' (flame graphs).
+   * 'cpuprofile' (Chrome DevTools, VS Code), 'speedscope' or 'folded' (flame graphs), text;
+   * 'pprof' (go tool pprof, Pyroscope, Grafana), a gzipped protobuf.
    */
-  exportCallPaths(format: ExportFormat): string {
-    return exportProfile(this.pathProfile.cut(Infinity), format, (fn) => this.pathProfile.place(fn));
+  exportCallPaths(format: 'pprof'): Buffer;
+  exportCallPaths(format: Exclude<ExportFormat, 'pprof'>): string;
+  exportCallPaths(format: ExportFormat): string | Buffer;
+  exportCallPaths(format: ExportFormat): string | Buffer {
+    return exportProfile(this.pathProfile.cut(Infinity), format, (fn) => this.pathProfile.place(fn), undefined, { startMs: this.startMs, durationSeconds: this.elapsedSeconds });
   }
 
   /** Take one sample from every thread into the histograms. */
