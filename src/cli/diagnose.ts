@@ -11,8 +11,10 @@ import type { Session } from '../session/session';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { onStopSignals, signalStatus } from './signals';
 import { addUiOptions, openUi, type UiCliOpts } from './ui-option';
+import { addExportOptions, CliExports, type ExportCliOpts } from './export-options';
+import { sessionSource } from '../exports/readings';
 
-export interface DiagnoseCliOpts extends UiCliOpts {
+export interface DiagnoseCliOpts extends UiCliOpts, ExportCliOpts {
   maxOverhead: number; maxTests?: number; duration?: number; testTime: number; threshold: Record<string, number>;
   hypotheses?: string[]; json?: string; history?: boolean; quiet?: boolean; interval: number; stop?: boolean; mdl: string[]; nice: number;
 }
@@ -41,7 +43,7 @@ const pos = (what: string) => (v: string) => {
 };
 
 export function addDiagnoseOptions(cmd: Command): Command {
-  return addUiOptions(cmd)
+  return addExportOptions(addUiOptions(cmd))
     .option('--max-overhead <limit>', "the perturbation limit: instrumentation may take at most this share of a thread's time ('none': no limit)", parseFraction('--max-overhead'), 0.05)
     .addHelpText('after', '\nExamples:\n  paranode diagnose -- node app.js\n  paranode diagnose --max-overhead 2% --duration 60 attach 12345\n  paranode diagnose -t cpu_bound=10% --json report.json -- node build.js')
     .option('--max-tests <n>', 'also test at most this many refinements at once (default: as many as the cost limit allows)', pos('--max-tests'))
@@ -114,7 +116,10 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     process.exit(signalStatus(sig));
   });
   const ui = await openUi(opts, `paranode diagnose ${'pid' in target ? `attach ${target.pid}` : `-- ${target.command.join(' ')}`}`, lib, true);
+  let exports: CliExports | undefined;
   try {
+    // the search's metric instances, as its tests enable and disable them
+    exports = await CliExports.open(opts, (m) => process.stderr.write(`paranode: ${m}\n`));
     const { diagnosis: result, session } = await diagnose(target, {
       maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration, testSeconds: opts.testTime,
       thresholds: opts.threshold, hypotheses: opts.hypotheses, intervalMs: opts.interval, signal: ac.signal, library: lib, cwd: extra.cwd,
@@ -123,6 +128,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
         running = { c, s };
         ui?.addSession(s, 'pid' in target ? `process ${s.pid}` : `${target.command.join(' ')} (pid ${s.pid})`);
         ui?.useConsultant(c);
+        exports?.add(sessionSource(s, { manager: c.manager }));
         yieldCpu(opts.nice);
         process.stderr.write(`paranode: diagnosing process ${s.pid}; instrumentation limit ${Number.isFinite(c.limit) ? (100 * c.limit).toFixed(1) + '%' : 'none'} (Ctrl-C ends the search)\n`);
         if (!opts.quiet) liveView(c);
@@ -130,7 +136,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     });
     if (opts.json) fs.writeFileSync(opts.json, JSON.stringify(result, null, 2) + '\n');
     ui?.report(result);
-    await ui?.close('the diagnosis is done');
+    await Promise.all([ui?.close('the diagnosis is done'), exports?.close()]);
     process.stdout.write(renderDiagnosis(result));
     if (opts.history) process.stdout.write('search history (+ true, - false, ~ testing, … waiting, ? not tested, $ too costly, x not testable):\n' + renderHistory(result.searchHistory));
     const child = session.child;
@@ -143,7 +149,7 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     return result;
   } finally {
     off();
-    await ui?.close('paranode stopped');
+    await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }
 }
 

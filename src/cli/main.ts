@@ -16,9 +16,11 @@ import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
 import { addUiOptions, openUi, type UiCliOpts } from './ui-option';
+import { addExportOptions, CliExports, type ExportCliOpts } from './export-options';
+import { sessionSource } from '../exports/readings';
 import type { UiServer } from '../ui/server';
 
-interface CommonOpts extends UiCliOpts {
+interface CommonOpts extends UiCliOpts, ExportCliOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
   duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
   callPaths: string[]; pathLength: PathLength; callPathsOut: string[];
@@ -63,7 +65,7 @@ const count = (what: string) => (v: string) => {
 };
 
 function addCommon(cmd: Command): Command {
-  return addUiOptions(cmd)
+  return addExportOptions(addUiOptions(cmd))
     .option('-e, --enable <metric[@focus]>', "enable a metric, e.g. 'cpu', 'procedure_calls@/Code/lib/*.js/*' or 'cpu@/Code/app.js/parse,/Thread/<pid>/main' (repeatable; see `paranode metrics`)", collect, [])
     .option('--mdl <file>', 'load metric definitions (MDL) beside the standard library (repeatable)', collect, [])
     .option('--show-snippets', 'print the snippets each enabled metric placed')
@@ -76,12 +78,13 @@ function addCommon(cmd: Command): Command {
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
     .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)
-    .option('--call-paths-out <file>', 'write the call-path profile at the end: .cpuprofile (Chrome DevTools, VS Code), .speedscope.json or .folded (repeatable)', profileFile, [])
+    .option('--call-paths-out <file>', 'write the call-path profile at the end: .cpuprofile (Chrome DevTools, VS Code), .speedscope.json, .folded or .pb.gz (pprof) (repeatable)', profileFile, [])
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer): Promise<void> {
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
+  exports?.add(sessionSource(s, { manager: mm, pathLength: opts.pathLength }));
   let lines = 0;
   const draw = () => {
     if (!live) return;
@@ -100,7 +103,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     await faultPoint('detach');
     await s.detach();
     finish(s, opts, why, mm);
-    await ui?.close(why);
+    await Promise.all([ui?.close(why), exports?.close()]);
   };
   let again: (sig: NodeJS.Signals) => void = () => undefined;
   signals.handle((sig) => {
@@ -124,7 +127,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   if (!stopping) {
     stopping = true;
     finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm);
-    await ui?.close(`the target ${s.fate ?? 'exited'}`);
+    await Promise.all([ui?.close(`the target ${s.fate ?? 'exited'}`), exports?.close()]);
   }
 }
 
@@ -283,7 +286,9 @@ async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
   const enables = opts.enable.map(parseEnable);
   for (const r of enables) lib.metric(r.metric);
   const ui = await openUi(opts, `paranode run -- ${command.join(' ')}`, lib);
+  let exports: CliExports | undefined;
   try {
+    exports = await CliExports.open(opts, progress);
     // the page prices what it enables: measured before the program runs, not beside it
     if (ui) await calibration({ progress });
     let s: Session, mm: MetricManager | undefined;
@@ -296,9 +301,9 @@ async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
       ui.addSession(s, `${command.join(' ')} (pid ${s.pid})`);
       await ui.useManager(mm ??= new MetricManager([s], lib));
     }
-    await session(s, opts, mm, signals, ui);
+    await session(s, opts, mm, signals, ui, exports);
   } finally {
-    await ui?.close('paranode stopped');
+    await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }
 }
 
@@ -314,7 +319,9 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
   callPathProbes(opts.callPaths);
   const signals = new EarlySignals(true);
   const ui = await openUi(opts, `paranode attach ${pid}`, lib);
+  let exports: CliExports | undefined;
   try {
+    exports = await CliExports.open(opts, progress);
     if (ui) await calibration({ progress });
     const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
     // attached, the inspector port closed again (at normal priority: the port stays open no
@@ -347,13 +354,13 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
         ui.addSession(s, `process ${pid}`);
         await ui.useManager(mm);
       }
-      await session(s, opts, mm, signals, ui);
+      await session(s, opts, mm, signals, ui, exports);
     } catch (e) {
       await s.detach().catch(() => undefined);
       throw e;
     }
   } finally {
-    await ui?.close('paranode stopped');
+    await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }
 }
 
