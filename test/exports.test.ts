@@ -201,7 +201,7 @@ test('library API: MetricsEndpoint and OtlpExporter over an attached session; a 
   await mm.enableAll('procedure_calls', '/Code/ui-target.js/work');
   const endpoint = await MetricsEndpoint.open();
   const receiver = await otlpReceiver();
-  const otlp = OtlpExporter.start({ url: receiver.url, intervalMs: 60_000 });
+  const otlp = await OtlpExporter.start({ url: receiver.url, intervalMs: 60_000 });
   endpoint.add(sessionSource(s, { manager: mm }));
   otlp.add(sessionSource(s, { manager: mm }));
   await request('321', /done 321/);

@@ -55,7 +55,7 @@ export class CliExports {
     if (opts.otlp) {
       const interval = opts.otlpInterval ?? 10;
       try {
-        otlp = OtlpExporter.start({ url: opts.otlp, headers: opts.otlpHeader ?? {}, intervalMs: interval * 1000, onError: (m) => say(m) });
+        otlp = await OtlpExporter.start({ url: opts.otlp, headers: opts.otlpHeader ?? {}, intervalMs: interval * 1000, onError: (m) => say(m) });
       } catch (e) {
         await endpoint?.close();
         throw e;

@@ -3,9 +3,8 @@
 // observable gauges and counters (cumulative), pushed every interval and once
 // more when the session ends (close() flushes, so the last values arrive).
 // A failed push is told once (where it went and why), not retried into noise.
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+// The SDK is loaded when a push starts: the CLI does not pay for it otherwise.
+import type { MeterProvider, PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { FAMILIES, readingsOf, type Reading, type ReadingSource } from './readings';
 
 export interface OtlpOptions {
@@ -29,16 +28,16 @@ export function parseHeader(text: string, into: Record<string, string> = {}): Re
   return into;
 }
 
+type Sdk = typeof import('@opentelemetry/exporter-metrics-otlp-http') & typeof import('@opentelemetry/resources') & typeof import('@opentelemetry/sdk-metrics');
+
 export class OtlpExporter {
   private readonly sources = new Set<ReadingSource>();
   private readonly provider: MeterProvider;
   private closed = false;
   private told = false;
 
-  private constructor(readonly opts: OtlpOptions) {
-    let url: URL;
-    try { url = new URL(opts.url); } catch { throw new Error(`--otlp: "${opts.url}" is not a URL (e.g. http://127.0.0.1:4318/v1/metrics)`); }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--otlp: OTLP/HTTP needs an http: or https: URL (got ${url.protocol})`);
+  private constructor(readonly opts: OtlpOptions, sdk: Sdk) {
+    const { OTLPMetricExporter, resourceFromAttributes, MeterProvider, PeriodicExportingMetricReader } = sdk;
     const exporter = new OTLPMetricExporter({ url: opts.url, headers: opts.headers ?? {} });
     const interval = Math.max(100, opts.intervalMs ?? 10_000);
     this.provider = new MeterProvider({
@@ -57,8 +56,12 @@ export class OtlpExporter {
   }
 
   /** Start pushing (the SDK's global meter provider is left alone: this one is used directly). */
-  static start(opts: OtlpOptions): OtlpExporter {
-    return new OtlpExporter(opts);
+  static async start(opts: OtlpOptions): Promise<OtlpExporter> {
+    let url: URL;
+    try { url = new URL(opts.url); } catch { throw new Error(`--otlp: "${opts.url}" is not a URL (e.g. http://127.0.0.1:4318/v1/metrics)`); }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`--otlp: OTLP/HTTP needs an http: or https: URL (got ${url.protocol})`);
+    const [exporter, resources, metrics] = await Promise.all([import('@opentelemetry/exporter-metrics-otlp-http'), import('@opentelemetry/resources'), import('@opentelemetry/sdk-metrics')]);
+    return new OtlpExporter(opts, { ...exporter, ...resources, ...metrics });
   }
 
   /** The exporter, with a failed push told once. */

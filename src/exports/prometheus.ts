@@ -1,9 +1,10 @@
 // A Prometheus endpoint for a session: GET /metrics on 127.0.0.1 in the text
 // exposition format (written by prom-client), asking for a bearer token as
 // every listener of paranode does. A scrape reads the session's last sample.
+// prom-client is loaded when an endpoint opens: the CLI does not pay for it otherwise.
 import * as crypto from 'crypto';
 import * as http from 'http';
-import { Counter, Gauge, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
 import { FAMILIES, readingsOf, type Reading, type ReadingSource } from './readings';
 
 export interface MetricsEndpointOptions {
@@ -15,12 +16,14 @@ export interface MetricsEndpointOptions {
 
 export class MetricsEndpoint {
   readonly token: string;
-  private readonly registry = new Registry();
+  private readonly registry: PromClient.Registry;
   private readonly sources = new Set<ReadingSource>();
   private closed = false;
 
-  private constructor(private readonly server: http.Server, readonly port: number, token: string) {
+  private constructor(private readonly server: http.Server, readonly port: number, token: string, prom: typeof PromClient) {
     this.token = token;
+    const { Counter, Gauge, Registry } = prom;
+    this.registry = new Registry();
     for (const [name, f] of Object.entries(FAMILIES)) {
       const family = name as Reading['family'];
       const read = () => [...this.sources].flatMap((s) => readingsOf(s)).filter((r) => r.family === family);
@@ -36,6 +39,7 @@ export class MetricsEndpoint {
   /** Listen on 127.0.0.1 (a port in use is said so, with what to do). */
   static async open(opts: MetricsEndpointOptions = {}): Promise<MetricsEndpoint> {
     if (opts.token !== undefined && opts.token.length < 16) throw new Error('a Prometheus endpoint\'s token must be at least 16 characters');
+    const prom = await import('prom-client');
     const server = http.createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', (e: NodeJS.ErrnoException) => {
@@ -45,7 +49,7 @@ export class MetricsEndpoint {
       });
       server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
     });
-    return new MetricsEndpoint(server, (server.address() as { port: number }).port, opts.token ?? crypto.randomBytes(24).toString('base64url'));
+    return new MetricsEndpoint(server, (server.address() as { port: number }).port, opts.token ?? crypto.randomBytes(24).toString('base64url'), prom);
   }
 
   get url(): string { return `http://127.0.0.1:${this.port}/metrics`; }
