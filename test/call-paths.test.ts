@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { Session } from '../src/api';
+import { MetricManager, Session } from '../src/api';
 import type { CallPath } from '../src/data/call-path-profile';
 import type { Protocol } from 'devtools-protocol';
 import Ajv from 'ajv';
@@ -253,4 +253,53 @@ test('call paths: a function suspended where no point says so (for await) leaves
     assert.ok(again.notes.some((n) => n.startsWith('call-path profile: its own work adds')), `session ${i + 1}: ${again.notes.join('\n')}`);
     await again.detach();
   }
+});
+
+test('call paths as MDL metrics: path_calls and path_wall over /CallPath/<k>/... count from their request, exact; the focus is checked', async () => {
+  const { s, request } = await launched();
+  const fn = (f: string) => `${M}/${f}`;
+  // profiled before the requests: what ran then is not theirs
+  await s.profileCallPaths([`/Code/${M}/a`, `/Code/${M}/b`]);
+  await request('sync', /sync done/);
+  await s.sample();
+  const ab = () => s.callPaths(2).find((p) => p.path === `/CallPath/2/${fn('a')}>${fn('b')}`)!;
+  assert.equal(ab().calls, 10);
+  const before = ab().wall.inclusive;
+
+  const mm = new MetricManager([s]);
+  const calls2 = await mm.enable('path_calls', `/CallPath/2/${fn('a')}>${fn('b')}`);
+  const calls1 = await mm.enable('path_calls', `/CallPath/1/${fn('b')}`);
+  const wall2 = await mm.enable('path_wall', `/CallPath/2/${fn('a')}>${fn('b')}`);
+  // the request's own placements are the profile's four probes on each function of the path
+  assert.deepEqual(calls2.listing().map((l) => l.replace(/\s+\[.*$/, '')).sort(), [
+    `append preInsn /Code/${M}/a.entry (* enterPath(); *)`, `append preInsn /Code/${M}/a.exit (* exitPath(); *)`,
+    `append preInsn /Code/${M}/b.entry (* enterPath(); *)`, `append preInsn /Code/${M}/b.exit (* exitPath(); *)`,
+  ]);
+  await request('sync', /sync done/);
+  await s.sample();
+  // sync runs a() 10 times (each calling b() twice: the path a>b over the profiled a and b) and b() 5 times
+  assert.equal(ab().calls, 20, 'the session\'s profile counts both runs');
+  assert.equal(calls2.value().total, 10);
+  assert.equal(calls1.value().total, 15);
+  assert.equal(calls2.value().units, 'calls/s');
+  assert.ok(Math.abs(wall2.value().total - (ab().wall.inclusive - before)) < 1e-9, `${wall2.value().total} against ${ab().wall.inclusive - before}`);
+  assert.ok(wall2.value().total > 0);
+
+  await assert.rejects(mm.enable('procedure_calls', `/CallPath/2/${fn('a')}>${fn('b')}`), /metric procedure_calls cannot be constrained to a call path \(\/CallPath\/2\/call-paths\.js\/a>call-paths\.js\/b\): the metrics of a call path are path_calls, path_wall, /);
+  await assert.rejects(mm.enable('path_calls', `/Code/${M}/a`), /metric path_calls measures a call path: its focus names one, \/CallPath\/<k>\//);
+  await assert.rejects(mm.enable('path_calls', `/CallPath/0/${fn('a')}`), /\/CallPath\/0\/call-paths\.js\/a: a call path's length is a whole number from 1 up, or inf/);
+  await assert.rejects(mm.enable('path_calls', `/CallPath/1/${fn('a')}>${fn('b')}`), /2 functions on a path cut at k = 1/);
+  await assert.rejects(mm.enable('path_calls', `/CallPath/2/${fn('nosuch')}`), /nosuch/);
+  for (const i of [calls2, calls1, wall2]) await mm.disable(i);
+});
+
+test('call paths as MDL metrics from the CLI: paranode run -e path_calls@/CallPath/... counts from the first line (placed before the program runs)', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cp-')), 'out.json');
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-e', `path_calls@/CallPath/2/${M}/a>${M}/b`, '-e', `path_cpu@/CallPath/1/${M}/b`,
+    '--', process.execPath, M, 'sync'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const metrics = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number; implausible?: string }[] }).metrics;
+  const got = (name: string) => metrics.find((m) => m.name === name)!;
+  assert.deepEqual([got('path_calls').focus, got('path_calls').total], [`/CallPath/2/${M}/a>${M}/b`, 10]);
+  assert.ok(got('path_cpu').total > 0 && got('path_cpu').implausible === undefined, JSON.stringify(got('path_cpu')));
 });

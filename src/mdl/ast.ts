@@ -6,8 +6,11 @@ export interface Pos { file: string; line: number; column: number }
 
 export type Aggregate = 'sum' | 'avg' | 'min' | 'max';
 export type Style = 'EventCounter' | 'SampledFunction';
-/** what a metric's value is: a counter, a timer, or a value the runtime measures for a whole thread */
-export type BaseType = 'counter' | 'wallTimer' | 'processTimer' | 'thread';
+/** what a metric's value is: a counter, a timer, a value the runtime measures for a whole thread, or a call path's statistic */
+export type BaseType = 'counter' | 'wallTimer' | 'processTimer' | 'thread' | 'path';
+
+/** the statistics of a call path a `base is path "<stat>"` metric can read */
+export const PATH_STATS = ['calls', 'wall', 'wall_exclusive', 'cpu', 'cpu_exclusive', 'wait'] as const;
 
 export interface ListDecl {
   kind: 'list';

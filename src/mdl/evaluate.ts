@@ -16,7 +16,9 @@ export type FocusPart =
   | { hierarchy: '/Thread'; path: string; pid: number; thread: string }
   | { hierarchy: '/Process'; path: string; pid: number }
   | { hierarchy: '/Machine'; path: string; host: string }
-  | { hierarchy: '/SyncObject'; path: string };
+  | { hierarchy: '/SyncObject'; path: string }
+  /** a call path: its last k functions ("<module>/<function>"), outermost first */
+  | { hierarchy: '/CallPath'; path: string; k: number; functions: string[] };
 
 export interface Placement {
   resource: string;
@@ -39,9 +41,11 @@ export interface Plan {
   flags: FlagPlan[];
   /** the metric's variable, and what it is */
   variable: string;
-  kind: 'counter' | 'wallTimer' | 'processTimer' | 'thread';
-  /** for kind 'thread': which runtime value */
+  kind: 'counter' | 'wallTimer' | 'processTimer' | 'thread' | 'path';
+  /** for kind 'thread': which runtime value; for kind 'path': which statistic of the path */
   threadValue?: string;
+  /** for kind 'path': the path (its placements profile its functions) */
+  callPath?: { k: number; functions: string[] };
   /** placement constraints: only these threads / processes */
   threads?: { pid: number; thread: string }[];
   processes?: number[];
@@ -69,7 +73,20 @@ export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): 
  */
 export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], variable: string, flagVariable: (key: string) => string): Plan {
   const plan: Plan = { placements: [], flags: [], variable, kind: m.base.type, threadValue: m.base.source };
-  const chosen = parts.map((p) => ({ part: p, c: constraintFor(lib, m, p) }));
+  const paths = parts.filter((p) => p.hierarchy === '/CallPath');
+  if (m.base.type === 'path') {
+    if (paths.length !== 1) throw new FocusError(`metric ${m.name} measures a call path: its focus names one, /CallPath/<k>/<module>/<f1>><module>/<f2>... (e.g. /CallPath/2/app.js/main>app.js/parse)`);
+    const { k, functions } = paths[0] as Extract<FocusPart, { hierarchy: '/CallPath' }>;
+    plan.callPath = { k, functions };
+    // the path's functions are profiled (the four call-path probes of Session.profileCallPaths); a set without async functions has no await points
+    plan.placements = functions.flatMap((f) => (['entry', 'exit', 'await', 'resume'] as const).map((point) => ({
+      resource: `/Code/${f}`, point, where: 'preInsn' as const, order: 'append' as const, snippet: `${{ entry: 'enterPath', exit: 'exitPath', await: 'awaitPath', resume: 'resumePath' }[point]}();`, optional: point === 'await' || point === 'resume',
+    })));
+  } else if (paths.length) {
+    const names = [...lib.metrics.values()].filter((x) => x.base.type === 'path').map((x) => x.name);
+    throw new FocusError(`metric ${m.name} cannot be constrained to a call path (${paths[0].path}): the metrics of a call path are ${names.join(', ') || 'none in this library'}`);
+  }
+  const chosen = parts.filter((p) => p.hierarchy !== '/CallPath').map((p) => ({ part: p, c: constraintFor(lib, m, p) }));
   const replace = chosen.filter((x) => x.c.type === 'replace');
   if (replace.length > 1) throw new FocusError(`metric ${m.name}: constraints ${replace.map((x) => x.c.name).join(' and ')} cannot be combined (each replaces the metric's code)`);
   const flagVars = new Map<string, string>();
@@ -89,7 +106,7 @@ export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], 
     const { part, c } = replace[0];
     if (m.base.type === 'thread') plan.kind = c.body.some(usesProcessTimer) ? 'processTimer' : c.body.some(usesWallTimer) ? 'wallTimer' : 'counter';
     plan.placements = evalBody(lib, c.body, part, new Map([[m.name, variable], [c.name, variable], ...flagVars]), [...flagVars.values()], `constraint ${c.name}`);
-  } else if (m.base.type !== 'thread') {
+  } else if (m.base.type !== 'thread' && m.base.type !== 'path') {
     const names = new Map([[m.name, variable], ...flagVars]);
     plan.placements = evalBody(lib, m.base.body, undefined, names, [...flagVars.values()], `metric ${m.name}`);
   }

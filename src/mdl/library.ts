@@ -13,7 +13,7 @@ import { pointClass } from '../instrument/probe';
 export const STANDARD_MDL = path.resolve(__dirname, '..', '..', '..', 'mdl', 'standard.mdl');
 
 /** the hierarchies a focus can name a resource of */
-export const HIERARCHIES = ['/Code', '/Process', '/Thread', '/SyncObject', '/Machine'];
+export const HIERARCHIES = ['/Code', '/Process', '/Thread', '/SyncObject', '/Machine', '/CallPath'];
 
 /** thread values the runtime measures itself (base is thread "<name>") */
 export const THREAD_VALUES: Record<string, { units: 'seconds' | 'fraction' }> = {
@@ -109,10 +109,14 @@ function check(d: Decl, lists: Map<string, ListDecl>, constraints: Map<string, C
     if (!d.base.source || !(d.base.source in THREAD_VALUES)) {
       throw new MdlError(`metric ${d.name}: unknown thread value "${d.base.source}" (known: ${Object.keys(THREAD_VALUES).join(', ')})`, d.base.pos);
     }
+  } else if (d.base.type === 'path') {
+    // the path's profile is its code: only placement constraints (which threads, which processes) apply
+    const other = d.constraints.map((c) => constraints.get(c.name)!).find((c) => c.type !== 'placement');
+    if (other) throw new MdlError(`metric ${d.name}: a call path's metric takes only placement constraints (/Thread, /Process), not ${other.name}`, d.base.pos);
   } else checkBody(d.base.body, lists, flags, `metric ${d.name}`, d.name, d.base.type);
   for (const c of d.constraints) {
     const con = constraints.get(c.name)!;
-    if (con.type === 'replace') checkBody(con.body, lists, new Set(), `constraint ${con.name} (for metric ${d.name})`, d.name, d.base.type === 'thread' ? null : d.base.type, con.name);
+    if (con.type === 'replace' && d.base.type !== 'path') checkBody(con.body, lists, new Set(), `constraint ${con.name} (for metric ${d.name})`, d.name, d.base.type === 'thread' ? null : d.base.type, con.name);
   }
 }
 

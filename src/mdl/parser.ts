@@ -3,6 +3,7 @@
 // (* and *) are kept as text; the core's snippet compiler checks them when a
 // metric is enabled (and `checkMdl` checks them all up front).
 import type { Aggregate, BaseType, ConstraintDecl, Decl, ListDecl, ListRef, MetricDecl, PointAttr, PointRef, Pos, ResourceRef, Stmt, Style } from './ast';
+import { PATH_STATS } from './ast';
 
 export class MdlError extends Error {
   constructor(message: string, readonly pos: Pos) {
@@ -98,7 +99,7 @@ function tokenize(text: string, file: string): Tok[] {
 
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max']);
 const STYLES = new Set(['EventCounter', 'SampledFunction']);
-const BASES = new Set(['counter', 'wallTimer', 'processTimer', 'thread']);
+const BASES = new Set(['counter', 'wallTimer', 'processTimer', 'thread', 'path']);
 const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', await: 'await', resume: 'resume' };
 
 class Parser {
@@ -206,9 +207,14 @@ class Parser {
         case 'base': {
           const bpos = field.pos;
           this.eat('is');
-          const b = this.ident('counter, wallTimer, processTimer or thread');
-          if (!BASES.has(b.value)) this.fail('counter, wallTimer, processTimer or thread', b);
+          const b = this.ident('counter, wallTimer, processTimer, thread or path');
+          if (!BASES.has(b.value)) this.fail('counter, wallTimer, processTimer, thread or path', b);
           if (b.value === 'thread') m.base = { type: 'thread', body: [], source: this.str('the name of a thread value').value, pos: bpos };
+          else if (b.value === 'path') {
+            const stat = this.str(`a call path's statistic (${PATH_STATS.join(', ')})`);
+            if (!(PATH_STATS as readonly string[]).includes(stat.value)) this.fail(`a call path's statistic (${PATH_STATS.join(', ')})`, stat);
+            m.base = { type: 'path', body: [], source: stat.value, pos: bpos };
+          }
           else m.base = { type: b.value as BaseType, body: this.block(), pos: bpos };
           break;
         }

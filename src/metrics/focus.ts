@@ -6,6 +6,7 @@ import type { Session } from '../session/session';
 import { FocusError, FocusPart } from '../mdl/evaluate';
 import { HIERARCHIES } from '../mdl/library';
 import { calleeName } from '../analysis/point-select';
+import { parsePathLength } from '../data/call-path-profile';
 
 const hierarchyOf = (p: string) => HIERARCHIES.find((h) => p === h || p.startsWith(h + '/'));
 const isGlob = (p: string) => /[*?]/.test(p);
@@ -67,6 +68,24 @@ export function parseCallSite(p: string): { fn: string; callee: string } | null 
   return m ? { fn: m[1], callee: m[2] } : null;
 }
 
+/**
+ * A call path as a focus names it: /CallPath/<k>/<module>/<f1>><module>/<f2>...,
+ * its last k functions (at most k of them: a path may be shorter), k a whole
+ * number or inf. Its functions are checked when their profile is placed.
+ */
+export function parseCallPathFocus(p: string): Extract<FocusPart, { hierarchy: '/CallPath' }> {
+  const m = /^\/CallPath\/([^/]+)\/(.+)$/.exec(p);
+  const how = 'a call path is /CallPath/<k>/<module>/<f1>><module>/<f2>..., e.g. /CallPath/2/app.js/main>app.js/parse';
+  if (!m) throw new FocusError(`${p}: ${how}`);
+  let k: number;
+  try { k = parsePathLength(m[1]); } catch (e) { throw new FocusError(`${p}: ${(e as Error).message}`); }
+  const functions = m[2].split('>');
+  if (functions.some((f) => !/^.+\/[^/]+$/.test(f))) throw new FocusError(`${p}: each function of the path is <module>/<function>; ${how}`);
+  if (functions.length > k) throw new FocusError(`${p}: ${functions.length} functions on a path cut at k = ${k}`);
+  if (new Set(functions).size !== functions.length) throw new FocusError(`${p}: a path names a function once (recursion folds into its outermost call)`);
+  return { hierarchy: '/CallPath', path: p, k, functions };
+}
+
 /** Classify each part of a concrete focus against the sessions' resources. */
 export async function resolveFocus(focus: string, sessions: Session[]): Promise<FocusPart[]> {
   const out: FocusPart[] = [];
@@ -101,6 +120,8 @@ export async function resolveFocus(focus: string, sessions: Session[]): Promise<
       const s = m && sessions.find((x) => x.pid === Number(m[2]));
       if (!m || !s) throw new FocusError(`unknown process ${p} (processes: ${sessions.map((x) => x.processFocus).join(', ')})`);
       out.push({ hierarchy: '/Process', path: s.processFocus, pid: s.pid });
+    } else if (p.startsWith('/CallPath/')) {
+      out.push(parseCallPathFocus(p));
     } else if (p.startsWith('/Machine/')) {
       const host = p.slice('/Machine/'.length);
       if (host !== os.hostname()) throw new FocusError(`unknown machine ${p} (this is /Machine/${os.hostname()})`);

@@ -2,7 +2,7 @@
 // It reads its counter or timer (or the runtime's thread values) per thread
 // and aggregates them to processes and the program with the metric's operator.
 import { COST_SERIES } from '../agent/runtime';
-import { THREAD_SERIES } from '../session/series';
+import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
@@ -47,6 +47,8 @@ export interface PerSession {
   sumOf?: string;
   /** of a CPU-time metric: each thread's CPU time as the kernel counted it when the request was made (see overOneCpu) */
   ranBase?: Map<string, number>;
+  /** of a call path's metric: the session samples the path's statistics for it (Session.watchPath) */
+  watching?: boolean;
 }
 
 /** A request that stands for many instances: its cells are "<stem><resource>", one instance each. */
@@ -94,6 +96,7 @@ export class MetricInstance {
   }
 
   private seriesName(ps: PerSession, which?: string): string {
+    if (ps.plan.kind === 'path') return pathSeries(ps.plan.callPath!.k, ps.plan.callPath!.functions, ps.plan.threadValue!);
     return ps.plan.kind === 'thread' ? `${THREAD_SERIES}${which ?? ps.plan.threadValue}` : ps.plan.variable;
   }
 

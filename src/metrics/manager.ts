@@ -8,13 +8,13 @@ import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
 import { calibration, Calibration } from '../cost/calibration';
 import { predictPlan, Prediction, PredictOptions } from '../cost/predict';
-import { THREAD_SERIES } from '../session/series';
+import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session, SessionOptions } from '../session/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
 import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
-import { expandFocus, parseCallSite, resolveFocus, splitFocus } from './focus';
+import { expandFocus, parseCallPathFocus, parseCallSite, resolveFocus, splitFocus } from './focus';
 import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
 
 export { MetricInstance } from './instance';
@@ -133,10 +133,10 @@ export class MetricManager extends EventEmitter {
       const obj = objectPart(parts);
       const vector = obj ? null : vectorizable(library, m, focus);
       const codeParts = parts.filter((p) => p !== obj);
-      // /Code parts can be placed before the code exists; a glob only as one vectorized placement
-      const early_ = codeParts.every((p) => p.startsWith('/Code/')) && (vector !== null || !codeParts.some((p) => /[*?]/.test(p)));
+      // /Code parts (and a call path's functions) can be placed before the code exists; a glob only as one vectorized placement
+      const early_ = codeParts.every((p) => p.startsWith('/Code/') || p.startsWith('/CallPath/')) && (vector !== null || !codeParts.some((p) => /[*?]/.test(p)));
       if (!early_ || mm.instances.has(key(r.metric, focus))) { later.push({ metric: r.metric, focus }); continue; }
-      const guessed: FocusPart[] = parts.map((p) => (p === obj ? { hierarchy: '/SyncObject', path: p } : guessCodePart(p)));
+      const guessed: FocusPart[] = parts.map((p) => (p === obj ? { hierarchy: '/SyncObject', path: p } : p.startsWith('/CallPath/') ? parseCallPathFocus(p) : guessCodePart(p)));
       const variable = vector ? `_pnm${mm.nextVar++}$${vector.part.kind === 'module' ? 'mod' : 'fn'}` : `_pnm${mm.nextVar++}`;
       const plan = planRequest(library, m, guessed, variable, (fk) => flagVars.get(fk) ?? (flagVars.set(fk, `_pnk${mm.nextVar++}`), flagVars.get(fk)!));
       for (const f of plan.flags) if (!flagProbes.has(f.key)) flagProbes.set(f.key, { f, probes: f.placements.map(toReq) });
@@ -161,6 +161,8 @@ export class MetricManager extends EventEmitter {
       if (cpuTime(e.inst.metric)) await mm.noteRan(e.inst.perSession[0], true);
       if (e.plan.kind === 'thread' && e.plan.threadValue === 'cost') e.inst.calibration = await mm.costCalibration();
       if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0], true);
+      // a call path counts from the program's first line: from 0
+      if (e.plan.kind === 'path') { session.watchPath(e.plan.callPath!.k, e.plan.callPath!.functions); e.inst.perSession[0].watching = true; }
       if (e.obj) {
         const hk = mm.holderKey(e.inst.metric, e.parts, e.obj);
         const have = mm.holders.get(hk);
@@ -345,6 +347,7 @@ export class MetricManager extends EventEmitter {
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
         if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
+        if (plan.kind === 'path') await this.startPath(ps);
       }
     } catch (e) {
       await this.remove(inst).catch(() => undefined);
@@ -399,6 +402,16 @@ export class MetricManager extends EventEmitter {
     }
   }
 
+  /** A call path's statistics count from now (the path may have been profiled before: another request, --call-paths). */
+  private async startPath(ps: PerSession): Promise<void> {
+    const s = ps.session, { k, functions } = ps.plan.callPath!;
+    s.watchPath(k, functions);
+    ps.watching = true;
+    await s.sample();
+    const name = pathSeries(k, functions, ps.plan.threadValue!);
+    for (const t of [undefined, ...s.threadIds]) ps.base.set(`${t ?? ''}\0${name}`, s.sampled(name, t)?.last ?? 0);
+  }
+
   /**
    * A CPU-time request: each thread's CPU time as the kernel counts it now,
    * before anything is placed (a sample older than now only loosens the
@@ -451,6 +464,7 @@ export class MetricManager extends EventEmitter {
 
   private async remove(inst: MetricInstance): Promise<void> {
     for (const ps of inst.perSession) {
+      if (ps.watching) ps.session.unwatchPath(ps.plan.callPath!.k, ps.plan.callPath!.functions);
       for (const p of ps.probes) await ps.session.removeProbe(p.probe);
       const flags = this.flagsFor(ps.session);
       for (const k of ps.flags) {

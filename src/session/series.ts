@@ -37,6 +37,10 @@ export interface StackSamples {
 
 export { sampleKey } from '../analysis/describe';
 
+/** internal series of watched call paths' statistics: `_pnp:<k>:<f1>><f2>...:<stat>` (see Session.watchPath) */
+export const PATH_SERIES = '_pnp:';
+export const pathSeries = (k: number, functions: readonly string[], stat: string): string => `${PATH_SERIES}${k === Infinity ? 'inf' : k}:${functions.join('>')}:${stat}`;
+
 /** internal series of the threads' own values (see Runtime.watchThread) */
 export const THREAD_SERIES = '_pnt:';
 const THREAD_VALUE_NAMES = ['cpu', 'wall', 'gc', 'elu_active', 'elu_idle', 'blocked', 'ready', 'ran'];

@@ -17,7 +17,7 @@ import { ParanodeError } from './errors';
 import type { Prepared } from './mechanisms/mechanism';
 import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
-import { MetricValue, SampledSeries, StackSamples } from './series';
+import { MetricValue, pathSeries, SampledSeries, StackSamples } from './series';
 import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile';
 import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
@@ -92,6 +92,8 @@ export class Session extends EventEmitter {
   /** the samples as time histograms per thread and per process */
   private readonly series: SampledSeries;
   private readonly pathProfile = new CallPathProfile();
+  /** call paths whose statistics are sampled as series (metric instances of a /CallPath focus): key -> users */
+  private readonly watchedPaths = new Map<string, { k: number; functions: string[]; users: number }>();
   private readonly startMs = Date.now();
   private nextProbe = 1;
   private samplerTimer: NodeJS.Timeout | null = null;
@@ -488,14 +490,49 @@ export class Session extends EventEmitter {
   }
 
   private record(thread: number, sample: any): void {
-    this.series.record(thread, sample);
+    const label = thread === 0 ? 'main' : String(thread);
     if (sample.pathFunctions) this.pathProfile.recordFunctions(sample.pathFunctions);
-    if (sample.paths) this.pathProfile.record(thread === 0 ? 'main' : String(thread), sample.paths);
+    if (sample.paths) this.pathProfile.record(label, sample.paths);
+    this.series.record(thread, this.watchedPaths.size ? this.withPaths(label, sample) : sample);
     for (const [id, n] of (sample.placed ?? []) as [number, number][]) {
       const by = this.placedIn.get(id) ?? new Map<number, number>();
       by.set(thread, n);
       this.placedIn.set(id, by);
     }
+  }
+
+  /**
+   * Sample a call path's statistics as series (pathSeries(k, functions, stat)),
+   * each thread's current totals at every sample; counted per user.
+   */
+  watchPath(k: PathLength, functions: string[]): void {
+    const key = pathSeries(k, functions, '');
+    const w = this.watchedPaths.get(key);
+    if (w) w.users++;
+    else this.watchedPaths.set(key, { k, functions, users: 1 });
+  }
+
+  unwatchPath(k: PathLength, functions: string[]): void {
+    const key = pathSeries(k, functions, '');
+    const w = this.watchedPaths.get(key);
+    if (w && --w.users <= 0) this.watchedPaths.delete(key);
+  }
+
+  /** The sample with the watched paths' totals in this thread added (calls as a counter, times as timers). */
+  private withPaths(label: string, sample: any): any {
+    const counters: [string, number][] = [...(sample.counters ?? [])], timers: [string, number, boolean][] = [...(sample.timers ?? [])];
+    const cuts = new Map<number, Map<string, CallPath>>();
+    for (const { k, functions } of this.watchedPaths.values()) {
+      let cut = cuts.get(k);
+      if (!cut) cuts.set(k, (cut = new Map(this.pathProfile.cut(k, label).map((p) => [p.functions.join('>'), p]))));
+      const p = cut.get(functions.join('>'));
+      if (!p) continue;
+      counters.push([pathSeries(k, functions, 'calls'), p.calls]);
+      for (const [stat, v] of [['wall', p.wall.inclusive], ['wall_exclusive', p.wall.exclusive], ['cpu', p.cpu.inclusive], ['cpu_exclusive', p.cpu.exclusive], ['wait', p.wait]] as const) {
+        timers.push([pathSeries(k, functions, stat), v, false]);
+      }
+    }
+    return { ...sample, counters, timers };
   }
 
   /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
