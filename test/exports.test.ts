@@ -48,8 +48,9 @@ interface Point { attributes: { key: string; value: { stringValue?: string } }[]
 interface OtlpMetric { name: string; unit?: string; gauge?: { dataPoints: Point[] }; sum?: { dataPoints: Point[]; isMonotonic?: boolean } }
 
 /** An OTLP/HTTP receiver: keeps every push (the exporter sends JSON), and wakes whoever waits for one. */
-async function otlpReceiver(): Promise<{ url: string; pushes: OtlpMetric[][]; next: () => Promise<void>; close: () => Promise<void> }> {
+async function otlpReceiver(): Promise<{ url: string; pushes: OtlpMetric[][]; headers: http.IncomingHttpHeaders[]; next: () => Promise<void>; close: () => Promise<void> }> {
   const pushes: OtlpMetric[][] = [];
+  const headers: http.IncomingHttpHeaders[] = [];
   let wake: (() => void)[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -58,6 +59,7 @@ async function otlpReceiver(): Promise<{ url: string; pushes: OtlpMetric[][]; ne
       assert.match(String(req.headers['content-type']), /application\/json/);
       const doc = JSON.parse(body) as { resourceMetrics: { scopeMetrics: { metrics: OtlpMetric[] }[] }[] };
       pushes.push(doc.resourceMetrics.flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics)));
+      headers.push(req.headers);
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       const w = wake;
       wake = [];
@@ -67,7 +69,7 @@ async function otlpReceiver(): Promise<{ url: string; pushes: OtlpMetric[][]; ne
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   after(() => server.close());
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics`, pushes,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/metrics`, pushes, headers,
     next: () => new Promise((r) => wake.push(r)),
     close: () => new Promise((r) => server.close(() => r())),
   };
@@ -140,7 +142,7 @@ test('Prometheus: a real Prometheus server scrapes paranode run --prometheus wit
   const tokenFile = path.join(dir, 'token');
   const receiver = await otlpReceiver();
   const run = cli(['run', '-q', '-e', 'procedure_calls@/Code/ui-target.js/work', '--prometheus', '0', '--prometheus-token-file', tokenFile,
-    '--otlp', receiver.url, '--otlp-interval', '0.5', '--', process.execPath, 'ui-target.js']);
+    '--otlp', receiver.url, '--otlp-interval', '0.5', '--otlp-header', 'x-api-key=k123', '--', process.execPath, 'ui-target.js']);
   const url = (await run.match(/Prometheus metrics at (http:\/\/127\.0\.0\.1:(\d+)\/metrics) \(bearer token in /))[1];
   assert.equal(fs.statSync(tokenFile).mode & 0o777, 0o600);
   const request = lineRequests(run.child);
@@ -188,6 +190,7 @@ test('Prometheus: a real Prometheus server scrapes paranode run --prometheus wit
   const last = receiver.pushes[receiver.pushes.length - 1];
   assert.equal(otlpValue(last, 'paranode_metric_value', { metric: 'procedure_calls', focus: '/Code/ui-target.js/work', units: 'calls' }), 2000, JSON.stringify(last));
   assert.ok(receiver.pushes.length >= 2, `pushed every 0.5 s and at the end: ${receiver.pushes.length}`);
+  assert.ok(receiver.headers.every((h) => h['x-api-key'] === 'k123'), 'every push carries --otlp-header');
   await assert.rejects(get(url), /ECONNREFUSED/);
 });
 

@@ -13,7 +13,7 @@ const port = (v: string): number => {
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('--prometheus takes a port number, 0-65535 (0: any free one)');
   return n;
 };
-const header = (v: string, prev: Record<string, string>) => {
+const header = (v: string, prev: Record<string, string> | undefined) => {
   try { return parseHeader(v, { ...prev }); } catch (e) { throw new InvalidArgumentError((e as Error).message); }
 };
 const seconds = (v: string): number => {
@@ -27,7 +27,7 @@ export function addExportOptions(cmd: Command): Command {
     .option('--prometheus <port>', 'serve the metrics at http://127.0.0.1:<port>/metrics for Prometheus, with a bearer token (0: any free port)', port)
     .option('--prometheus-token-file <file>', "write the endpoint's bearer token to this file (mode 0600), for Prometheus' credentials_file")
     .option('--otlp <url>', 'push the metrics to an OpenTelemetry collector over OTLP/HTTP, e.g. http://127.0.0.1:4318/v1/metrics')
-    .option('--otlp-header <name=value>', 'an HTTP header for each OTLP push, e.g. an API key (repeatable)', header, {} as Record<string, string>)
+    .option('--otlp-header <name=value>', 'an HTTP header for each OTLP push, e.g. an API key (repeatable)', header)
     .option('--otlp-interval <seconds>', 'seconds between OTLP pushes (one more when the session ends)', seconds, 10);
 }
 
