@@ -18,7 +18,8 @@
 //              $pnK (the throw slot t until then) and its value in $pnR, so that an
 //              exit costs two register moves and no call while its slot is off.
 //              V8 rethrows after a finally with the original location.
-//   return x   return $pnR=(x),$pnK=s,$pnR
+//   return x   return $pnR=(0,x),$pnK=s,$pnR      (0,x): an anonymous function or class
+//                                                  returned keeps its empty name (x=function(){} names it x)
 //   return;    {$pnR=void 0;$pnK=s;return;}          no operand added
 //   end        ;$pnR=void 0;$pnK=s;                  after the last statement
 //   yield      $pnP(G,r,yield $pnP(G,a,(X),$pnK=end),$pnK=t)   suspended: closed by return()
@@ -138,7 +139,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=(`, `),$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
+            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=(0,`, `),$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
               : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
                 : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
             wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}`, `${close}}`);
@@ -151,7 +152,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
             // (the slot is noted once the value is computed: an exception in it leaves by the throw slot)
             if (pn.argument) {
-              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, '$pnR=(', `),$pnK=${slot},$pnR`);
+              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, '$pnR=(0,', `),$pnK=${slot},$pnR`);
               else wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
             // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
             } else wrap(f.index, p.index, pn.start, pn.end, exitLocal ? `{$pnR=void 0;$pnK=${slot};` : `{if(${G})${G}[${slot}]();`, '}');
