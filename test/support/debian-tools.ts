@@ -9,7 +9,7 @@ import * as fs from 'fs';
 interface Tool { paths: string[]; env: string; pkg: string; why: string; files: RegExp }
 
 const TOOLS = {
-  chromium: { paths: ['/usr/bin/chromium', '/usr/bin/chromium-browser'], env: 'PARANODE_CHROMIUM', pkg: 'chromium', why: "the UI's browser tests", files: /\bui\.test/ },
+  chromium: { paths: ['/usr/bin/chromium', '/usr/bin/chromium-browser'], env: 'PARANODE_CHROMIUM', pkg: 'chromium', why: "the browser tests (the UI's page, speedscope)", files: /\b(ui|profile-apps)\.test/ },
   go: { paths: ['/usr/bin/go', '/usr/lib/go/bin/go'], env: 'PARANODE_GO', pkg: 'golang-go', why: "the pprof export's test (go tool pprof)", files: /\bexports\.test/ },
   prometheus: { paths: ['/usr/bin/prometheus'], env: 'PARANODE_PROMETHEUS', pkg: 'prometheus', why: "the Prometheus endpoint's test", files: /\bexports\.test/ },
 } satisfies Record<string, Tool>;
