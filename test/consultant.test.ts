@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { Session } from '../src/api';
-import { CLI, FIXTURES, ROOT } from './support/helpers';
+import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
 const DEMO = path.join(ROOT, 'demo');
 /**
@@ -90,6 +90,37 @@ test("V8's stack samples name the built-in a program function is in: derive's pb
   } finally {
     await s.detach().catch(() => undefined);
     s.child!.kill();
+  }
+});
+
+test("V8's stack samples in paranode's own code (preparing a module as it loads) are the tool's, not the requiring function's", async (t) => {
+  // the prepared-code cache off: every module is parsed and rewritten as it loads, below load()'s frame
+  const cache = process.env.PARANODE_CACHE;
+  process.env.PARANODE_CACHE = 'off';
+  let s: Session;
+  try {
+    s = await Session.launch([process.execPath, path.join(FIXTURES, 'load-heavy.js')], [], { stdio: 'pipe', cwd: FIXTURES });
+  } finally {
+    if (cache === undefined) delete process.env.PARANODE_CACHE; else process.env.PARANODE_CACHE = cache;
+  }
+  try {
+    const request = lineRequests(s.child!);
+    await request('', /ready/);
+    await request('gen 60', /generated/);
+    await s.watchThreads({ stacks: true });
+    await s.sample();
+    const before = s.stackSamples('main');
+    const [tool0, load0, samples0] = [before.tool, before.leaves.get('load-heavy.js/load') ?? 0, before.samples];
+    await request('load', /loaded 18000/);
+    await s.sample();
+    const st = s.stackSamples('main');
+    const tool = st.tool - tool0, load = (st.leaves.get('load-heavy.js/load') ?? 0) - load0;
+    t.diagnostic(`Node ${process.version}: ${tool} samples in paranode's code below load(), load() innermost in ${load}, of ${st.samples - samples0}`);
+    // Node's own loading (reading, compiling lazily) stays load()'s; the rewrite is far the larger part
+    assert.ok(tool > 0 && tool > 2 * load, `tool ${tool} samples, load() innermost in ${load}`);
+  } finally {
+    await s!.detach().catch(() => undefined);
+    s!.child!.kill();
   }
 });
 

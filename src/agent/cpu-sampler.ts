@@ -34,7 +34,7 @@ export function cpuProfWanted(): boolean {
  * frame just inside a kept frame is not kept (Node's `createHash` called by a
  * program function), each once.
  */
-export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number }
+export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number; /** samples in paranode's own code below the program's innermost frame */ tool: number }
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
@@ -48,7 +48,12 @@ export class CpuSampler {
   private finished: Profile | null = null;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
 
-  constructor(private readonly frameKey: FrameKey) {}
+  /**
+   * @param isTool whether a script is paranode's own (its agent, the load hook's parser,
+   *   the handlers): a sample whose innermost program frame called into it was the
+   *   tool's time (preparing a module as it loads, a handler running), not the program's
+   */
+  constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false) {}
 
   /**
    * Start sampling; false where this thread has no inspector to sample with, or
@@ -90,7 +95,7 @@ export class CpuSampler {
    * how many found the event loop waiting (Node marks the isolate idle there).
    */
   take(): Window {
-    if (!this.session) return { stacks: [], samples: 0, idle: 0 };
+    if (!this.session) return { stacks: [], samples: 0, idle: 0, tool: 0 };
     const ending = this.window++;
     // the next window first: the profiler must not stop between them
     inspector.console.profile(this.title(this.window));
@@ -98,7 +103,7 @@ export class CpuSampler {
     inspector.console.profileEnd(this.title(ending));
     const p = this.finished as Profile | null;
     this.finished = null;
-    return p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0 };
+    return p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0, tool: 0 };
   }
 
   stop(): void {
@@ -126,7 +131,7 @@ export class CpuSampler {
     const counts = new Map<number, number>();
     for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
     const out = new Map<string, [string[], number, boolean, string[]]>();
-    let samples = 0, idle = 0;
+    let samples = 0, idle = 0, tool = 0;
     for (const [id, count] of counts) {
       samples += count;
       if (byId.get(id)!.callFrame.functionName === '(idle)') idle += count;
@@ -134,14 +139,18 @@ export class CpuSampler {
       const calls = new Set<string>();
       // the frame just inside the one at hand: its name, if it is not the program's
       let inside: string | null = null;
+      let ours = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
         const key = f.url ? this.frameKey(f.url, f.functionName) : null;
+        // inside the program's innermost frame, the tool ran: the sample is not the program's
+        if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
         if (key !== null && inside) calls.add(`${key}\0${inside}`);
         inside = key === null && f.functionName && !f.functionName.startsWith('(') ? f.functionName : null;
         // recursion: a function once per stack, at its innermost frame
         if (key !== null && !stack.includes(key)) stack.push(key);
       }
+      if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
       const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
       const callsOut = [...calls].sort();
@@ -149,6 +158,6 @@ export class CpuSampler {
       const e = out.get(k);
       if (e) e[1] += count; else out.set(k, [stack, count, own, callsOut]);
     }
-    return { stacks: [...out.values()], samples, idle };
+    return { stacks: [...out.values()], samples, idle, tool };
   }
 }

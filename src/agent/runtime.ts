@@ -718,7 +718,7 @@ export class Runtime {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name));
+      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name), (url) => this.isTool(url));
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -804,10 +804,15 @@ export class Runtime {
    * name; the method's own name is what both agree on with the analysis.
    */
   private frameKey(file: string, functionName: string): string | null {
-    if (file.startsWith('node:')) return null;
-    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
-    if (abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d))) return null;
+    if (file.startsWith('node:') || this.isTool(file)) return null;
     return `${this.moduleOf(file)}/${functionName.replace(/^.*\./, '') || '<anonymous>'}`;
+  }
+
+  /** paranode's own code or its dependencies' (the load hook's parser, source maps) */
+  private isTool(file: string): boolean {
+    if (file.startsWith('node:')) return false;
+    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
+    return abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d));
   }
 
   private readonly paths = new Map<string, string>();
@@ -835,7 +840,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -853,7 +858,7 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     const w = this.sampler?.take();
-    if (w) { out.stacks = w.stacks; out.idle = w.idle; this.noteRunning(w); }
+    if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; this.noteRunning(w); }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];

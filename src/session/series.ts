@@ -19,6 +19,8 @@ export interface StackSamples {
   samples: number;
   /** of them, those that found the event loop idle */
   idle: number;
+  /** of them, those in paranode's own code called from the program (preparing a module as it loads, a handler): the tool's time, no function's */
+  tool: number;
   /** V8's sampling profiler took them (else inspector interrupts, which miss functions without interrupt checks) */
   profiled: boolean;
   hits: ReadonlyMap<string, number>;
@@ -50,8 +52,8 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; above: Map<string, Set<string>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), above: new Map() });
+interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; above: Map<string, Set<string>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), above: new Map() });
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -79,6 +81,7 @@ export class SampledSeries {
       let st = this.stacks.get(label);
       if (!st) this.stacks.set(label, (st = emptyStacks()));
       if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
+      if (s.tool) { st.tool += s.tool; st.samples += s.tool; }
       for (const [stack, n, own, calls] of s.stacks) this.recordStack(st, stack, n, own, calls);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
