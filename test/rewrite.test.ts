@@ -79,9 +79,12 @@ const CASES: Record<string, string> = {
     function d(){ try { return id(1); } finally { throw new TypeError('t'); } } const e = () => { try { return 1; } finally { out.push('fe'); } };
     async function g(){ try { return await id(7); } finally { out.push('fg'); } }
     let r; try { d(); } catch (x) { r = x.message; } out.push(a(), b(), c(), r, e(), await g());`,
-  'a returned anonymous function or class keeps its empty name': `function f(){ return function(){}; } const g = () => () => 1; function h(){ return class {}; }
+  'a returned anonymous function or class keeps its empty name, in stack frames too': `function f(){ return function(){}; } const g = () => () => 1; function h(){ return class {}; }
     async function k(){ return async () => 1; } function* m(){ return function*(){}; } const named = function(){ return function inner(){}; };
-    out.push(f().name, g()().name === undefined, g()().length, g()().name, h().name, (await k()).name, m().next().value.name, named().name, named.name);`,
+    out.push(f().name, g()().name === undefined, g()().length, g()().name, h().name, (await k()).name, m().next().value.name, named().name, named.name);
+    const frame = (fn) => { try { fn(); } catch (e) { return e.stack.split('\\n')[1].replace(/\\(?[^ (]*?:\\d+:\\d+\\)?$/, '').trim(); } };
+    function t(c){ return c ? function(){ throw new Error('a'); } : () => { throw new Error('b'); }; } const u = () => () => { throw new Error('c'); };
+    out.push(frame(t(1)), frame(t(0)), frame(u()), frame(f()) === undefined);`,
 };
 
 /** cases where a call entered and its exit is not seen: a generator left suspended, a return inside `with` (reported unslotted) */

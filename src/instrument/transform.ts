@@ -19,7 +19,10 @@
 //              exit costs two register moves and no call while its slot is off.
 //              V8 rethrows after a finally with the original location.
 //   return x   return $pnR=(0,x),$pnK=s,$pnR      (0,x): an anonymous function or class
-//                                                  returned keeps its empty name (x=function(){} names it x)
+//                                                  returned keeps its empty name (x=function(){} names it x);
+//              return $pnR=$pnC(0,(x)),$pnK=s,$pnR  where x holds a function or class literal: V8 also
+//                                                  infers a name for stack traces from an assignment,
+//                                                  but not for the last literal of a call's right side
 //   return;    {$pnR=void 0;$pnK=s;return;}          no operand added
 //   end        ;$pnR=void 0;$pnK=s;                  after the last statement
 //   yield      $pnP(G,r,yield $pnP(G,a,(X),$pnK=end),$pnK=t)   suspended: closed by return()
@@ -139,7 +142,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=(0,`, `),$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
+            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=${capture(node.body)}`, `)${capture(node.body) === '(0,' ? '' : ')'},$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
               : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
                 : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
             wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}`, `${close}}`);
@@ -152,7 +155,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
             // (the slot is noted once the value is computed: an exception in it leaves by the throw slot)
             if (pn.argument) {
-              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, '$pnR=(0,', `),$pnK=${slot},$pnR`);
+              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnR=${capture(pn.argument)}`, `)${capture(pn.argument) === '(0,' ? '' : ')'},$pnK=${slot},$pnR`);
               else wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
             // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
             } else wrap(f.index, p.index, pn.start, pn.end, exitLocal ? `{$pnR=void 0;$pnK=${slot};` : `{if(${G})${G}[${slot}]();`, '}');
@@ -209,6 +212,27 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
  * function sloppy). For LiveEdit at the first statement: the header line stays
  * unchanged, so V8's line diff never swallows the function's start.
  */
+/**
+ * How a returned value is captured into $pnR: `(0,x)` keeps an anonymous
+ * function's `name` empty, but V8 still infers "$pnR" for its stack frames
+ * from the assignment unless the right side is a call: `$pnC(0,(x))` (a pass-through)
+ * where x holds a function or class literal outside any nested function.
+ */
+function capture(x: any): string {
+  return holdsFunctionLiteral(x) ? '$pnC(0,(' : '(0,';
+}
+
+const LITERALS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
+function holdsFunctionLiteral(n: any): boolean {
+  if (!n || typeof n.type !== 'string') return false;
+  if (LITERALS.has(n.type)) return true;
+  for (const k of Object.keys(n)) {
+    const v = n[k];
+    if (Array.isArray(v)) { if (v.some(holdsFunctionLiteral)) return true; } else if (v && typeof v === 'object' && typeof v.type === 'string' && holdsFunctionLiteral(v)) return true;
+  }
+  return false;
+}
+
 function entryPos(source: string, body: any, mode: PrepareMode): { pos: number; sep: string } {
   const stmts = body.body;
   let i = 0;
