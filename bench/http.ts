@@ -68,10 +68,10 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out };
 }
 
-interface ProfileTop { name: string; share: number }
+export interface ProfileTop { name: string; share: number }
 
 /** V8's sampling profiler: self time per function (by name and script), the top ones. */
-function topSelf(file: string, n: number): { top: ProfileTop[]; gc: number } {
+export function topSelf(file: string, n: number): { top: ProfileTop[]; gc: number } {
   const p = JSON.parse(fs.readFileSync(file, 'utf8'));
   const self = new Map<string, number>();
   let total = 0, gc = 0;

@@ -25,6 +25,7 @@ import { benchSwitching } from './switching';
 import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
 import { benchUi } from './ui';
+import { benchRealApps } from './real-apps';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   fig6: benchFig6,
@@ -46,6 +47,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'condition-memory': benchConditionMemory,
   'call-paths': benchCallPaths,
   ui: benchUi,
+  'real-apps': benchRealApps,
 };
 
 function usage(): never {

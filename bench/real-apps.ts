@@ -1,0 +1,141 @@
+// Real applications under `paranode diagnose` against V8's sampling profiler
+// (issue #12): a compiler (the TypeScript compiler type-checking and emitting
+// a real project), a formatter (prettier on a 283 KB file) and an HTTP server
+// built from npm libraries under load (bench/targets/http-server.js). Each
+// run: the program once with --cpu-prof (V8's top self-time functions), once
+// under `paranode diagnose` (launched; the server attached under load). Do
+// V8's top three appear in paranode's report (its bottlenecks or its hottest
+// functions), and how soon is the first function named?
+// `npm run bench -- --only real-apps`, or: node dist/bench/real-apps.js [--quick] [--runs 3] [--node 24]
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { load, nodeBin, startServer, topSelf, type ProfileTop } from './http';
+import { BenchOptions, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
+
+const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+
+interface App { name: string; what: string; script?: string }
+const APPS: App[] = [
+  { name: 'typecheck', what: "the TypeScript compiler checks and emits paranode's src/ (70 files) again and again", script: 'app-typecheck.js' },
+  { name: 'format', what: 'prettier formats esprima.js (283 KB) again and again', script: 'app-format.js' },
+  { name: 'http', what: 'Fastify server (marked, sanitize-html, Handlebars) under 10 connections on loopback, diagnose attached' },
+];
+
+interface Report { named: string[]; hottest: string[]; firstFunction: number | null; complete: number | null; fate: string | null; exit: number | null }
+
+function run(bin: string, args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    c.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    c.once('close', (code) => resolve({ code, out }));
+  });
+}
+
+function readReport(json: string, exit: number | null): Report {
+  const d = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, 'utf8')) : null;
+  // a function (not a module) found true: the end of the first test window that held
+  const isFn = (focus: string) => /^\/Code\/.+\/[^/]+$/.test(focus) && !/\.(c|m)?js$|\.ts$/.test(focus);
+  const decided = (d?.searchHistory ?? []).filter((n: any) => n.state === 'true' && isFn(n.focus))
+    .map((n: any) => Math.min(...n.tests.filter((t: any) => t.verdict).map((t: any) => t.to)));
+  return {
+    named: (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}`),
+    hottest: (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => h.function as string),
+    firstFunction: decided.length ? Math.min(...decided) : null,
+    complete: d?.searchSeconds ?? null, fate: d?.targetFate ?? null, exit,
+  };
+}
+
+/** V8's "<function> <file>" against paranode's "<module>/<function>" (a method by its own name). */
+function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | null {
+  const [fn, file] = top.name.split(' ');
+  const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
+  const base = file.slice(file.lastIndexOf('/') + 1);
+  const is = (name: string) => name.endsWith(`/${short}`) && name.slice(0, -short.length - 1).endsWith(base);
+  if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
+  if (r.hottest.some(is)) return 'hottest';
+  return null;
+}
+
+async function v8Top(bin: string, v: string, app: App, seconds: number): Promise<ProfileTop[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-apps-prof-'));
+  try {
+    if (app.script) {
+      await run(bin, ['--cpu-prof', '--cpu-prof-dir', dir, app.script, String(seconds)], TARGETS);
+    } else {
+      const s = startServer(v, ['--cpu-prof', '--cpu-prof-dir', dir]);
+      await load(Number((await s.waitFor(/listening (\d+)/))[1]), 2);
+      await load(Number(/listening (\d+)/.exec(s.out)![1]), seconds);
+      s.child.kill('SIGTERM');
+      await s.exited;
+    }
+    const file = fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    return file ? topSelf(path.join(dir, file), 3).top : [];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function diagnosed(bin: string, v: string, app: App, seconds: number): Promise<Report> {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-apps-')), 'd.json');
+  if (app.script) {
+    // the program runs longer than the search may take; --stop ends it once the diagnosis is done
+    const r = await run(bin, [CLI, 'diagnose', '-q', '--stop', '--duration', String(seconds), '--json', json, '--', bin, app.script, String(seconds * 3)], TARGETS);
+    return readReport(json, r.code);
+  }
+  const s = startServer(v, []);
+  const port = Number((await s.waitFor(/listening (\d+)/))[1]);
+  await load(port, 2);
+  const loading = load(port, seconds + 5);
+  const r = await run(bin, [CLI, 'diagnose', '-q', '--duration', String(seconds), '--json', json, 'attach', String(s.pid)], TARGETS);
+  await loading;
+  s.child.kill('SIGTERM');
+  await s.exited;
+  return readReport(json, r.code);
+}
+
+export async function benchRealApps(opts: BenchOptions & { runs?: number; node?: string }): Promise<Section> {
+  const v = opts.node ?? '24';
+  const bin = nodeBin(v);
+  const runs = opts.runs ?? (opts.quick ? 1 : 3);
+  const seconds = opts.quick ? 15 : 30;
+  const rows: string[][] = [];
+  const summary: string[][] = [];
+  for (const app of APPS) {
+    let all = 0, firsts: number[] = [];
+    for (let i = 1; i <= runs; i++) {
+      progress(`real-apps: ${app.name}, run ${i} of ${runs}: V8's profile, then diagnose (${seconds} s each)`);
+      const top = await v8Top(bin, v, app, seconds);
+      const r = await diagnosed(bin, v, app, seconds);
+      const marks = top.map((t) => `${t.name} ${fmt(100 * t.share, 1)} %: ${found(t, r) ?? '**missing**'}`);
+      const every = top.length === 3 && top.every((t) => found(t, r));
+      if (every) all++;
+      if (r.firstFunction !== null) firsts.push(r.firstFunction);
+      rows.push([app.name, String(i), marks.join('; ') || '(no profile)', r.named.slice(0, 4).join('; ') || '(nothing)', r.hottest.join('; ') || '(no stack samples)',
+        r.firstFunction === null ? '–' : fmt(r.firstFunction, 1), r.complete === null ? 'not complete' : fmt(r.complete, 1), r.fate ?? `exit ${r.exit}`]);
+    }
+    firsts = firsts.sort((a, b) => a - b);
+    summary.push([app.name, app.what, `${all} of ${runs}`, firsts.length ? `${fmt(firsts[0], 1)}-${fmt(firsts[firsts.length - 1], 1)} s` : '–']);
+  }
+  return {
+    title: '23. Real applications: what diagnose names against V8\'s sampling profiler (issue #12)',
+    body: [
+      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's five hottest functions by own code (from V8's stack samples, reported whatever the thresholds). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
+      '',
+      table(['program', 'what', "V8's top 3 all in the report", 'first function named'], summary),
+      '',
+      table(['program', 'run', "V8's top 3 (share of samples): where in paranode's report", 'diagnose named (first four)', 'hottest (main thread)', 'first function, s', 'search complete, s', 'program'], rows),
+    ],
+  };
+}
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const num = (f: string) => { const i = args.indexOf(f); return i >= 0 ? args[i + 1] : undefined; };
+  benchRealApps({ quick: args.includes('--quick'), runs: num('--runs') ? Number(num('--runs')) : undefined, node: num('--node') })
+    .then((s) => { process.stdout.write(`### ${s.title}\n\n${s.body.join('\n')}\n`); })
+    .catch((e) => { console.error(e); process.exit(1); });
+}
