@@ -34,7 +34,7 @@ export function cpuProfWanted(): boolean {
  * frame just inside a kept frame is not kept (Node's `createHash` called by a
  * program function), each once.
  */
-export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number; /** samples in paranode's own code below the program's innermost frame */ tool: number }
+export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number; /** samples in paranode's module preparation below the program's innermost frame */ tool: number }
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
@@ -49,9 +49,9 @@ export class CpuSampler {
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
 
   /**
-   * @param isTool whether a script is paranode's own (its agent, the load hook's parser,
-   *   the handlers): a sample whose innermost program frame called into it was the
-   *   tool's time (preparing a module as it loads, a handler running), not the program's
+   * @param isTool whether a script is paranode's code that prepares modules as they load
+   *   (the load hooks, the rewrite, the parser): a sample whose innermost program frame
+   *   called into it was the tool's time, not the program's
    */
   constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false) {}
 

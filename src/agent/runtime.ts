@@ -117,6 +117,11 @@ const OWN_CODE = path.resolve(__dirname, '..');
  * hook): left out of stack samples too, or its preparation of a module shows as the
  * program's own hot code. A program using the very same installed file loses it too.
  */
+/** the agent's files and directories that prepare code as it loads (see isPreparing) */
+const PREPARING = [
+  ...['hooks', 'esm-hooks', 'prepared-cache', 'prepared-codec', 'typescript-strip'].map((f) => path.join(OWN_CODE, 'agent', `${f}.js`)),
+  ...['instrument', 'analysis'].map((d) => path.join(OWN_CODE, d) + path.sep),
+];
 const OWN_DEPS = OWN_PACKAGES.flatMap((name) => {
   try {
     const file = require.resolve(`${name}/package.json`);
@@ -718,7 +723,7 @@ export class Runtime {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name), (url) => this.isTool(url));
+      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name), (url) => this.isPreparing(url));
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -813,6 +818,19 @@ export class Runtime {
     if (file.startsWith('node:')) return false;
     const abs = file.startsWith('file://') ? this.pathOf(file) : file;
     return abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d));
+  }
+
+  /**
+   * Code that prepares modules as they load (the load hooks, the rewrite, the
+   * prepared-code cache, the parser): time below a program frame in it is the
+   * tool's. Not the pass-throughs and handlers the slots call, nor the wrappers
+   * of built-ins: what runs below those is the program's own work, and V8's
+   * profiler gives inlined pass-throughs the samples of their arguments' calls.
+   */
+  private isPreparing(file: string): boolean {
+    if (file.startsWith('node:')) return false;
+    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
+    return OWN_DEPS.some((d) => abs.startsWith(d)) || PREPARING.some((d) => abs.startsWith(d));
   }
 
   private readonly paths = new Map<string, string>();

@@ -19,7 +19,7 @@ export interface StackSamples {
   samples: number;
   /** of them, those that found the event loop idle */
   idle: number;
-  /** of them, those in paranode's own code called from the program (preparing a module as it loads, a handler): the tool's time, no function's */
+  /** of them, those in paranode's code that prepares modules as they load, called from the program: the tool's time, no function's */
   tool: number;
   /** V8's sampling profiler took them (else inspector interrupts, which miss functions without interrupt checks) */
   profiled: boolean;

@@ -30,7 +30,7 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   stacks?: [string[], number, boolean?, string[]?][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number;
-  /** of the stack samples, those in paranode's own code below the program's innermost frame */
+  /** of the stack samples, those in paranode's module preparation below the program's innermost frame */
   tool?: number;
   /** call paths whose totals changed since the last sample (agent/call-paths) */
   paths?: PathRecord[];
