@@ -225,7 +225,7 @@ test('library API: MetricsEndpoint and OtlpExporter over an attached session; a 
   await request('5', /done 5/);
 });
 
-test('diagnose --otlp: the search\'s metric instances reach the collector while it tests them, the bottleneck\'s among them', async () => {
+test('diagnose --otlp: the metric instances the search enables reach the collector (its whole-program test\'s among them)', async () => {
   const dir = tmp();
   const json = path.join(dir, 'd.json');
   const receiver = await otlpReceiver();
@@ -237,9 +237,11 @@ test('diagnose --otlp: the search\'s metric instances reach the collector while 
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   assert.equal(code, 0, err);
   const d = JSON.parse(fs.readFileSync(json, 'utf8')) as { bottlenecks: { focus: string; hypothesis: string }[] };
-  const fn = d.bottlenecks.find((b) => b.hypothesis === 'cpu_bound' && /hashRecord/.test(b.focus));
-  assert.ok(fn, JSON.stringify(d.bottlenecks));
-  const foci = new Set(receiver.pushes.flatMap((push) => (push.find((m) => m.name === 'paranode_metric_value')?.gauge?.dataPoints ?? [])
-    .map((p) => p.attributes.find((a) => a.key === 'focus')?.value.stringValue)));
-  assert.ok([...foci].some((f) => f?.includes('/Code/cpu-bound.js/hashRecord')), `foci pushed: ${[...foci].join(', ')}`);
+  assert.ok(d.bottlenecks.some((b) => b.hypothesis === 'cpu_bound' && /hashRecord/.test(b.focus)), JSON.stringify(d.bottlenecks));
+  // the whole-program test's instance (functions may be decided from stack samples, with no instance)
+  const points = receiver.pushes.flatMap((push) => push.find((m) => m.name === 'paranode_metric_value')?.gauge?.dataPoints ?? []);
+  const attr = (p: Point, k: string) => p.attributes.find((a) => a.key === k)?.value.stringValue;
+  const whole = points.filter((p) => attr(p, 'focus') === '/' && (p.asDouble ?? 0) > 0);
+  assert.ok(whole.length > 0, `points pushed: ${JSON.stringify(points.map((p) => [attr(p, 'metric'), attr(p, 'focus'), p.asDouble]))}`);
+  assert.ok(receiver.pushes.length >= 1);
 });
