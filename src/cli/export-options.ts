@@ -74,7 +74,6 @@ export class CliExports {
 
   /** The last values pushed, then nothing listens. */
   async close(): Promise<void> {
-    const otlp = this.otlp;
-    await Promise.all([this.endpoint?.close(), otlp?.close()]);
+    await Promise.all([this.endpoint?.close(), this.otlp?.close()]);
   }
 }

@@ -142,7 +142,8 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
             const tw = tryWrap && throwPoint >= 0;
-            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=${capture(node.body)}`, `)${capture(node.body) === '(0,' ? '' : ')'},$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
+            const cap = capture(node.body);
+            const [open, close] = exitLocal ? [`${exitOpen}return $pnR=${cap[0]}`, `${cap[1]},$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
               : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
                 : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
             wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}`, `${close}}`);
@@ -155,7 +156,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (p.exit === 'return' && pn && pn.type === 'ReturnStatement') {
             // (the slot is noted once the value is computed: an exception in it leaves by the throw slot)
             if (pn.argument) {
-              if (exitLocal) wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnR=${capture(pn.argument)}`, `)${capture(pn.argument) === '(0,' ? '' : ')'},$pnK=${slot},$pnR`);
+              if (exitLocal) { const [o, c] = capture(pn.argument); wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnR=${o}`, `${c},$pnK=${slot},$pnR`); }
               else wrap(f.index, p.index, pn.argument.start, pn.argument.end, `$pnP(${G},${slot},(`, '))');
             // a statement of its own: adds no operand, and `return` then a line starting with '[' stays two statements
             } else wrap(f.index, p.index, pn.start, pn.end, exitLocal ? `{$pnR=void 0;$pnK=${slot};` : `{if(${G})${G}[${slot}]();`, '}');
@@ -218,8 +219,8 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
  * from the assignment unless the right side is a call: `$pnC(0,(x))` (a pass-through)
  * where x holds a function or class literal outside any nested function.
  */
-function capture(x: any): string {
-  return holdsFunctionLiteral(x) ? '$pnC(0,(' : '(0,';
+function capture(x: any): [open: string, close: string] {
+  return holdsFunctionLiteral(x) ? ['$pnC(0,(', '))'] : ['(0,', ')'];
 }
 
 const LITERALS = new Set(['FunctionExpression', 'ArrowFunctionExpression', 'ClassExpression']);
