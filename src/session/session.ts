@@ -272,14 +272,19 @@ export class Session extends EventEmitter {
   private startAgent(wcdp: Cdp, atFirstScript = false): Promise<unknown> {
     const bootstrap = require.resolve('../agent/bootstrap');
     const own = path.dirname(path.dirname(bootstrap)) + path.sep;
-    const start = `() => ${R}?.active ? 0 : M.createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`;
+    const M = `process.getBuiltinModule('module')`;
+    const start = `() => ${R}?.active ? 0 : ${M}.createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`;
+    // Node lists a built-in module as loaded once its body has run: before that, asking for
+    // 'module' would run Node's module.js against a half-made CommonJS loader (CI caught a
+    // worker there: Module._cache not yet set)
     const now = atFirstScript ? 'true'
-      : `Object.keys(M._cache).length > 0 && !Object.values(M._cache).some((m) => !m.loaded && String(m.filename).startsWith(${JSON.stringify(own)}))`;
-    return wcdp.evaluate(`((M) => { const start = ${start}; ` +
+      : `process.moduleLoadList.includes('NativeModule internal/modules/cjs/loader') && ((M) => Object.keys(M._cache ?? {}).length > 0 && ` +
+        `!Object.values(M._cache).some((m) => !m.loaded && String(m.filename).startsWith(${JSON.stringify(own)})))(${M})`;
+    return wcdp.evaluate(`(() => { const start = ${start}; ` +
       `if (${now}) return start(); ` +
       `return new Promise((resolve, reject) => setImmediate(() => { try { resolve(start()); } catch (e) { reject(e); } })); ` +
       // awaited only where the thread runs: a paused one settles no promise
-      `})(process.getBuiltinModule('module'))`, !atFirstScript);
+      `})()`, !atFirstScript);
   }
 
   /**
