@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { CLI, FIXTURES, lineRequests, programOutput } from './support/helpers';
+import { CLI, FIXTURES, lineRequests, programOutput, within } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 
@@ -147,12 +147,13 @@ test('CLI: once the launched program runs, paranode runs at --nice (default 10) 
 });
 
 test('a probe longer than the environment can hold launches (the configuration goes through a private file, not spawn E2BIG)', async () => {
-  const { s, send, until } = await launched([`/Code/counted.js/f.entry: ${'n++; '.repeat(30000)}`]);
+  // (Node 26 once hung here in CI past the test's 240 s: each step names itself if it stalls)
+  const { s, send, until } = await within('launch', launched([`/Code/counted.js/f.entry: ${'n++; '.repeat(30000)}`]));
   send('7');
-  await until(/done/);
-  await s.sample();
+  await within('the program\'s run', until(/done/), s);
+  await within('sample', s.sample(), s);
   assert.equal(value(s, 'n'), 7 * 30000);
-  await s.detach();
+  await within('detach', s.detach(), s);
   s.child!.kill();
 });
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target } from './support/helpers';
+import { FIXTURES, Target, within } from './support/helpers';
 
 const CYCLES = 150;
 /** the sessions over which memory must be flat: the last 50 (on Node 26 memory settles over the first 50-60, docs/BENCHMARKS.md section 13) */
@@ -42,13 +42,13 @@ test(`soak: ${CYCLES} attach/detach cycles on one target, each with an exact cou
   const native: number[] = [];
   const t0 = Date.now();
   for (let i = 1; i <= CYCLES; i++) {
-    const s = await Session.attach(target.pid);
-    const r = await s.probe('/Code/soak.js/f.entry: n++');
+    const s = await within(`cycle ${i}: attach`, Session.attach(target.pid));
+    const r = await within(`cycle ${i}: probe`, s.probe('/Code/soak.js/f.entry: n++'), s);
     assert.equal(r.placed, 1, `cycle ${i}`);
-    assert.equal((await target.request(String(CALLS), /done (\d+)/))[1], expected, `cycle ${i}: the program's own result`);
-    await s.sample();
+    assert.equal((await within(`cycle ${i}: the program's run`, target.request(String(CALLS), /done (\d+)/), s))[1], expected, `cycle ${i}: the program's own result`);
+    await within(`cycle ${i}: sample`, s.sample(), s);
     assert.equal(s.value('n'), CALLS, `cycle ${i}: exact count`);
-    await s.detach();
+    await within(`cycle ${i}: detach`, s.detach(), s);
     if (i === 1) s1 = await settledState(s0.threads.length);
     // a full GC every 10 sessions, as a program's own allocation brings: what a session
     // leaves for the GC (its evaluations, the relay's) is garbage, not a leak

@@ -111,6 +111,12 @@ export class Cdp extends EventEmitter {
     return r.result.value as T;
   }
 
+  /** The requests not answered yet, oldest first, each with its age: what a stalled caller waits for. */
+  pendingRequests(): string[] {
+    const now = performance.now();
+    return [...this.pending.values()].map((p) => `${p.method} (${Math.round(now - p.at)} ms)`);
+  }
+
   close(): void {
     this.transport.close();
     this.markClosed();

@@ -146,3 +146,23 @@ export function listensOnTcp(pid: number): boolean {
   }
   return false;
 }
+
+/**
+ * A step of a test that must finish within `ms`: else the test fails naming the step and
+ * what the session still waits for from the target (its unanswered CDP requests), where a
+ * bare test timeout would say nothing. A watchdog, not a wait: the step's own promise decides.
+ */
+export async function within<T>(label: string, step: Promise<T>, session?: object, ms = 60000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const cdp = (session as { cdp?: { pendingRequests(): string[] } } | undefined)?.cdp;
+      reject(new Error(`${label}: not done after ${ms / 1000} s` + (cdp ? `; unanswered requests to the target: ${JSON.stringify(cdp.pendingRequests())}` : '')));
+    }, ms);
+  });
+  try {
+    return await Promise.race([step, stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
