@@ -580,8 +580,8 @@ export class PerformanceConsultant extends EventEmitter {
    * samples: those in which the frame just inside its function's is Node's code
    * of the callee's name are in the call (on the cpu-bound demo each timer around
    * such a call took up to 93% of the thread, and the search under a limit paused
-   * to pay it back). A share over the threshold, or near it once there are enough
-   * samples, is decided by them. Far under it, the samples may
+   * to pay it back). A share of half the threshold or more is decided by them
+   * (near the threshold, once there are enough). Under it, the samples may
    * have missed some of the call: a function inlined into code optimized before
    * the profiler started has no frame, and its ticks go to the function it is in.
    * So the share is bounded from above by the call's samples under the function
@@ -595,12 +595,12 @@ export class PerformanceConsultant extends EventEmitter {
     const fn = sampleKey(cs.fn.slice(6));
     const hits = st.calls.get(`${fn}\0${cs.callee}`) ?? 0;
     const enough = st.samples >= 5 * samplesNeeded(st);
-    // Near the threshold, on either side, the samples see the call (an inlined one has no frame,
-    // far from it): more samples settle it, where a timer around a call about as short as its
-    // clock cannot (CI's Node 22: createHash in 19-25 % of the samples, its timer read 2 %, with
-    // a thread-clock read of 1.6 µs and a call shorter than that)
+    // A call the samples see in half the threshold's share or more (an inlined one has no frame)
+    // is measured by them, near the threshold after more samples: a timer around a call about as
+    // short as its clock cannot (CI's Node 22: createHash in 18-25 % of the samples, its timer
+    // read 1-2 %, with a thread-clock read of 1.6 µs and a call shorter than that)
     if (near(n, hits, base) && !enough) return 'wait';
-    if (hits / base >= n.threshold || near(n, hits, base)) {
+    if (hits / base >= n.threshold / 2) {
       this.decide(n, hits / base, true, `decided from ${base} stack samples of the busy thread (in the call in ${hits})`);
       return 'decided';
     }
