@@ -156,6 +156,9 @@ export class PerformanceConsultant extends EventEmitter {
   private callers?: { of: Fn[]; by: Map<string, Set<string>> };
 
   private async predict(n: SearchNode) {
+    // the whole program's tests need no list of functions (on an attach it is every loaded script
+    // parsed: 3.3 s on the Fastify server, which held the first window back that long)
+    if (codeOf(n.focus) === undefined) return this.manager.predict(this.metricOf(n), n.focus, { known: this.known });
     const fns = await this.functions();
     if (this.callers?.of !== fns) {
       const by = new Map<string, Set<string>>();
@@ -217,6 +220,8 @@ export class PerformanceConsultant extends EventEmitter {
     }
     this.session.on('sample', this.onSample);
     this.session.on('thread', this.onThread);
+    // listed while the first window runs: its refinement wants it
+    this.functions().catch(() => undefined);
   }
 
   /** The search is complete: every node under a true node has been decided. */
@@ -611,15 +616,18 @@ export class PerformanceConsultant extends EventEmitter {
     return 'decided';
   }
 
-  /** The program's functions (not Node's own), fetched at most once a second (code keeps loading). */
-  private async functions(): Promise<Fn[]> {
+  /** The program's functions (not Node's own), fetched at most once a second (code keeps loading); one fetch at a time. */
+  private functions(): Promise<Fn[]> {
     const t = this.now();
-    if (!this.fns || t - this.fns.at > 1) {
-      const list = (await this.session.resources('/Code/**')).filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points }));
+    if (this.fns && t - this.fns.at <= 1) return Promise.resolve(this.fns.list);
+    this.listing ??= this.session.resources('/Code/**').then((all) => {
+      const list = all.filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points }));
       this.fns = { at: t, list };
-    }
-    return this.fns.list;
+      return list;
+    }).finally(() => { this.listing = undefined; });
+    return this.listing;
   }
+  private listing?: Promise<Fn[]>;
 
   /** The observed cost over the last window (busiest thread), and the correction of predictions. */
   private observeCost(t: number): number | undefined {
