@@ -250,6 +250,10 @@ test('CLI: paranode diagnose -- node app.js prints the ranked report and writes 
   assert.match(r.stdout, /^ 1\. Waiting/m);
   assert.match(r.stdout, /at \/Code\/async-wait\.js\/fetchProfile/);
   assert.match(r.stderr, /TRUE {2}waiting @ \/Code\/async-wait\.js\/fetchProfile/);
+  // the log says what holds: a refinement found false is printed only if it held before
+  for (const [line, focus] of r.stderr.matchAll(/^paranode: [\d.]+ s false \w+ @ (\S+) .*$/gm)) {
+    assert.ok(r.stderr.slice(0, r.stderr.indexOf(line)).includes(` @ ${focus} `), `${line}: never shown true`);
+  }
   const d = JSON.parse(fs.readFileSync(json, 'utf8')) as Diagnosis;
   assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'shareOf', 'source', 'thread', 'threshold', 'value']);
   assert.equal(d.bottlenecks[0].shareOf, 'time');

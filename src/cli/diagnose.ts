@@ -69,10 +69,24 @@ function liveView(c: PerformanceConsultant): void {
   const tty = process.stderr.isTTY;
   let lines = 0;
   if (!tty) {
+    // a log: what holds, and what stops holding; the whole program's first verdicts; no line per
+    // refinement found false (a server's search decides hundreds of modules and functions at once)
     const shown = new Map<number, string>();
     c.on('node', (n) => {
-      // whole-program hypotheses are judged every window: print changes only
-      if ((n.state === 'true' || n.state === 'false') && shown.get(n.id) !== n.state && shown.set(n.id, n.state)) process.stderr.write(`paranode: ${c.now().toFixed(1)} s ${n.state === 'true' ? 'TRUE ' : 'false'} ${n.hypothesis}${n.focus ? ` @ ${n.focus}` : ''} ${((n.value ?? 0) * 100).toFixed(1)}% (threshold ${(n.threshold * 100).toFixed(1)}%)\n`);
+      if (n.state !== 'true' && n.state !== 'false') return;
+      const was = shown.get(n.id);
+      // whole-program hypotheses are judged every window: changes only
+      if (was === n.state || (n.state === 'false' && n.parent !== null && was !== 'true')) return;
+      shown.set(n.id, n.state);
+      process.stderr.write(`paranode: ${c.now().toFixed(1)} s ${n.state === 'true' ? 'TRUE ' : 'false'} ${n.hypothesis}${n.focus ? ` @ ${n.focus}` : ''} ${((n.value ?? 0) * 100).toFixed(1)}% (threshold ${(n.threshold * 100).toFixed(1)}%)\n`);
+    });
+    // and where the search is, every 5 s
+    let next = 5;
+    c.on('tick', () => {
+      if (c.now() < next || c.complete) return;
+      next = Math.floor(c.now() / 5) * 5 + 5;
+      const count = (st: string) => c.nodes.filter((n) => n.state === st && n.parent !== null).length;
+      process.stderr.write(`paranode: ${c.now().toFixed(1)} s searching: ${count('testing')} testing, ${count('unknown') + count('waiting')} to test, ${count('true')} true, ${count('false')} false\n`);
     });
     return;
   }
