@@ -112,16 +112,16 @@ function preThenPost(pre: Handler, post: Handler): Handler {
 
 /** paranode's own files (dist/src): left out of stack samples */
 const OWN_CODE = path.resolve(__dirname, '..');
-/**
- * The packages paranode itself runs in the target's threads (the parser of its load
- * hook): left out of stack samples too, or its preparation of a module shows as the
- * program's own hot code. A program using the very same installed file loses it too.
- */
 /** the agent's files and directories that prepare code as it loads (see isPreparing) */
 const PREPARING = [
   ...['hooks', 'esm-hooks', 'prepared-cache', 'prepared-codec', 'typescript-strip'].map((f) => path.join(OWN_CODE, 'agent', `${f}.js`)),
   ...['instrument', 'analysis'].map((d) => path.join(OWN_CODE, d) + path.sep),
 ];
+/**
+ * The packages paranode itself runs in the target's threads (the parser of its load
+ * hook): left out of stack samples too, or its preparation of a module shows as the
+ * program's own hot code. A program using the very same installed file loses it too.
+ */
 const OWN_DEPS = OWN_PACKAGES.flatMap((name) => {
   try {
     const file = require.resolve(`${name}/package.json`);
@@ -815,9 +815,8 @@ export class Runtime {
 
   /** paranode's own code or its dependencies' (the load hook's parser, source maps) */
   private isTool(file: string): boolean {
-    if (file.startsWith('node:')) return false;
-    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
-    return abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d));
+    const abs = this.scriptPath(file);
+    return abs !== null && (abs.startsWith(OWN_CODE) || OWN_DEPS.some((d) => abs.startsWith(d)));
   }
 
   /**
@@ -828,9 +827,14 @@ export class Runtime {
    * profiler gives inlined pass-throughs the samples of their arguments' calls.
    */
   private isPreparing(file: string): boolean {
-    if (file.startsWith('node:')) return false;
-    const abs = file.startsWith('file://') ? this.pathOf(file) : file;
-    return OWN_DEPS.some((d) => abs.startsWith(d)) || PREPARING.some((d) => abs.startsWith(d));
+    const abs = this.scriptPath(file);
+    return abs !== null && (OWN_DEPS.some((d) => abs.startsWith(d)) || PREPARING.some((d) => abs.startsWith(d)));
+  }
+
+  /** A script's file path (file: URLs decoded), or null for Node's own. */
+  private scriptPath(file: string): string | null {
+    if (file.startsWith('node:')) return null;
+    return file.startsWith('file://') ? this.pathOf(file) : file;
   }
 
   private readonly paths = new Map<string, string>();
