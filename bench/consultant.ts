@@ -6,7 +6,7 @@
 // run bare in the same benchmark.
 import { diagnose } from '../src/consultant/diagnose';
 import type { Diagnosis } from '../src/consultant/report';
-import { BenchOptions, FIXTURES, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
+import { BenchOptions, FIXTURES, firstFunctionSeconds, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -107,12 +107,14 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
   const misses: string[] = [];
   for (const demo of DEMOS) {
     for (const mode of MODES) {
-      const times: number[] = [], avg: number[] = [], max: number[] = [], dev: number[] = [];
+      const times: number[] = [], firsts: number[] = [], avg: number[] = [], max: number[] = [], dev: number[] = [];
       let named = 0, done = 0;
       for (let r = 0; r < runs; r++) {
         progress(`consultant: ${demo.name}, ${mode.label}, run ${r + 1}/${runs}`);
         const { d, heavy } = await searchDemo(demo.name, mode);
         if (d.searchSeconds !== null) { times.push(d.searchSeconds); done++; }
+        const first = firstFunctionSeconds(d.searchHistory);
+        if (first !== null) firsts.push(first);
         if (demo.planted(d, heavy)) named++;
         else misses.push(`${demo.name}, ${mode.label}, run ${r + 1}: ranked first ${d.bottlenecks.slice(0, 3).map((b) => `${b.hypothesis} at ${b.focus || '(program)'} ${pct(b.value)}`).join('; ') || 'nothing'}${heavy ? ` (heavy worker: thread ${heavy})` : ''}`);
         if (d.searchSeconds === null) {
@@ -124,15 +126,17 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
         max.push(Math.max(0, ...obs));
         dev.push(sd(obs));
       }
-      rows.push([demo.name, mode.label, times.length ? `${fmt(median(times), 1)} (${fmt(Math.min(...times), 1)}-${fmt(Math.max(...times), 1)})` : 'not complete',
+      const spread = (xs: number[]) => `${fmt(median(xs), 1)} (${fmt(Math.min(...xs), 1)}-${fmt(Math.max(...xs), 1)})`;
+      rows.push([demo.name, mode.label, times.length ? spread(times) : 'not complete', firsts.length ? `${spread(firsts)}${firsts.length < runs ? ` (${firsts.length} runs)` : ''}` : 'none',
         pct(median(avg)), pct(median(max)), pct(median(dev)), `${named}/${runs}`, `${done}/${runs}`]);
     }
   }
   body.push(`(a) \`paranode diagnose\` (library \`diagnose\`) on each demo, launched; all hypotheses; tests of 1 s. Search time: seconds from the search's start ` +
     `until every refinement of every true hypothesis is decided, median of ${runs} runs (min-max). C_obs: the observed cost (high bound) per ` +
     '0.6 s window while searching, as a share of the busiest thread\'s time: median over the runs of its average, maximum and standard deviation. ' +
+    "First function: seconds from the search's start until a function (not a module) was first found true, the end of its first test window that held (median, min-max). " +
     '"3 tests at once": no cost limit, at most three refinements tested at a time; "unlimited": every refinement as soon as its parent holds.', '',
-    table(['demo', 'control', 'search time s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
+    table(['demo', 'control', 'search time s', 'first function s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
   if (misses.length) body.push('', 'Runs that missed the planted bottleneck or did not complete:', '', ...misses.map((m) => `- ${m}`));
 
   // long enough for a search under the limit to be under way for most of it

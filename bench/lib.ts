@@ -114,6 +114,19 @@ export function ratio(x: number, base: number): string {
   return r >= 100 ? `${r.toFixed(0)}` : r >= 10 ? r.toFixed(1) : r.toFixed(2);
 }
 
+/**
+ * Seconds into a search when a function (not a module) was first found true:
+ * the end of the first test window that held (a focus may name a thread too).
+ */
+export function firstFunctionSeconds(history: { focus: string; state: string; tests: { to: number; verdict: boolean }[] }[]): number | null {
+  const isFn = (focus: string) => {
+    const code = focus.split(',').find((p) => p.startsWith('/Code/'));
+    return !!code && /^\/Code\/.+\/[^/]+$/.test(code) && !/\.(c|m)?js$|\.ts$/.test(code);
+  };
+  const at = history.filter((n) => n.state === 'true' && isFn(n.focus)).map((n) => Math.min(...n.tests.filter((t) => t.verdict).map((t) => t.to)));
+  return at.length ? Math.min(...at) : null;
+}
+
 export function table(head: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');

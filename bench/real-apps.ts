@@ -12,7 +12,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { load, nodeBin, startServer, topSelf, type ProfileTop } from './http';
-import { BenchOptions, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
+import { BenchOptions, firstFunctionSeconds, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
 
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -37,14 +37,10 @@ function run(bin: string, args: string[], cwd: string): Promise<{ code: number |
 
 function readReport(json: string, exit: number | null): Report {
   const d = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, 'utf8')) : null;
-  // a function (not a module) found true: the end of the first test window that held
-  const isFn = (focus: string) => /^\/Code\/.+\/[^/]+$/.test(focus) && !/\.(c|m)?js$|\.ts$/.test(focus);
-  const decided = (d?.searchHistory ?? []).filter((n: any) => n.state === 'true' && isFn(n.focus))
-    .map((n: any) => Math.min(...n.tests.filter((t: any) => t.verdict).map((t: any) => t.to)));
   return {
     named: (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}`),
     hottest: (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => h.function as string),
-    firstFunction: decided.length ? Math.min(...decided) : null,
+    firstFunction: firstFunctionSeconds(d?.searchHistory ?? []),
     complete: d?.searchSeconds ?? null, fate: d?.targetFate ?? null, exit,
   };
 }
