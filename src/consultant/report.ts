@@ -68,8 +68,8 @@ export interface Diagnosis {
  */
 export interface Hottest { thread: string; function: string; self: number; samples: number; by: 'profiler' | 'interrupt' }
 
-/** How many of a thread's hottest functions a diagnosis lists. */
-export const HOTTEST = 5;
+/** How many of a thread's hottest functions a diagnosis lists: where the top functions are within a point of each other (a formatter's 4-6 %, a compiler's 2-3 %), five leave out some that hold as much */
+export const HOTTEST = 10;
 
 /** Runs of true windows; a dip of fewer than PHASE_END false windows does not end a phase. */
 function phasesOf(tests: TestRecord[]): [number, number][] {
