@@ -276,9 +276,14 @@ export class Session extends EventEmitter {
     const start = `() => ${R}?.active ? 0 : ${M}.createRequire(${JSON.stringify(bootstrap)})(${JSON.stringify(bootstrap)}).start(${JSON.stringify(this.agentConfig())})`;
     // Node lists a built-in module as loaded once its body has run: before that, asking for
     // 'module' would run Node's module.js against a half-made CommonJS loader (CI caught a
-    // worker there: Module._cache not yet set)
+    // worker there: Module._cache not yet set). Nor while the thread is inside the load of any
+    // built-in (Node's realm.js on its stack): module.js and what it requires would read that
+    // one's half-made exports (CI, Node 24: esm/loader reading kImportInRequiredESM of undefined)
+    const inBuiltinLoad = '((p, l) => { Error.prepareStackTrace = (_e, c) => c; Error.stackTraceLimit = Infinity; ' +
+      'try { return new Error().stack.some((c) => c.getFileName() === "node:internal/bootstrap/realm"); } ' +
+      'catch { return true; } finally { Error.prepareStackTrace = p; Error.stackTraceLimit = l; } })(Error.prepareStackTrace, Error.stackTraceLimit)';
     const now = atFirstScript ? 'true'
-      : `process.moduleLoadList.includes('NativeModule internal/modules/cjs/loader') && ((M) => Object.keys(M._cache ?? {}).length > 0 && ` +
+      : `!${inBuiltinLoad} && process.moduleLoadList.includes('NativeModule internal/modules/cjs/loader') && ((M) => Object.keys(M._cache ?? {}).length > 0 && ` +
         `!Object.values(M._cache).some((m) => !m.loaded && String(m.filename).startsWith(${JSON.stringify(own)})))(${M})`;
     return wcdp.evaluate(`(() => { const start = ${start}; ` +
       `if (${now}) return start(); ` +
