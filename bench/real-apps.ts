@@ -13,6 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { load, nodeBin, startServer, topSelf, type ProfileTop } from './http';
 import { BenchOptions, firstFunctionSeconds, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
+import { HOTTEST } from '../src/consultant/report';
 
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -119,7 +120,7 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   return {
     title: '23. Real applications: what diagnose names against V8\'s sampling profiler (issue #12)',
     body: [
-      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's five hottest functions by own code (from V8's stack samples, reported whatever the thresholds). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
+      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
       '',
       table(['program', 'what', "V8's top 3 all in the report", 'first function named'], summary),
       '',
