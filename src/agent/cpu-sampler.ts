@@ -10,7 +10,9 @@
 // console-started profiles: the next window starts before the last ends, so
 // the profiler never stops. A stop and a new start re-log every code object
 // of the heap (27-126 ms on the loaded server's libraries, Node 22/24/26);
-// cutting a window costs ~0.4 ms.
+// cutting a window costs ~0.4 ms there, but 5-36 ms (take(), 13-48 stacks) on
+// esprima parsing in a loop (Node 24, measured 2026-11-27): the tool's time
+// the observed cost counts, and the next thing to cut.
 import * as inspector from 'inspector';
 
 /** V8's sampling interval: 100 samples a second per thread */
