@@ -628,8 +628,8 @@ export class PerformanceConsultant extends EventEmitter {
     return this.listing;
   }
   private listing?: Promise<Fn[]>;
-  /** the last window of observed cost: when it opened, and the cost seen in it (the busiest thread's, and each thread's) */
-  private lastWindow?: { from: number; observed: number; perThread: Map<string, number> };
+  /** the last window of observed cost: when it opened, and the cost each thread saw in it */
+  private lastWindow?: { from: number; perThread: Map<string, number> };
 
   /**
    * What the running tests cost the thread a new test goes to (all threads:
@@ -640,7 +640,8 @@ export class PerformanceConsultant extends EventEmitter {
    */
   private committedOn(thread: string | undefined): number {
     const w = this.lastWindow;
-    let c = w ? (thread === undefined ? w.observed : w.perThread.get(thread) ?? w.observed) : 0;
+    const busiest = w ? Math.max(0, ...w.perThread.values()) : 0;
+    let c = w ? (thread === undefined ? busiest : w.perThread.get(thread) ?? busiest) : 0;
     for (const a of this.active) {
       const on = threadOf(a.node.focus);
       if ((w && a.startedAt <= w.from) || (thread !== undefined && on !== undefined && on !== thread)) continue;
@@ -664,7 +665,7 @@ export class PerformanceConsultant extends EventEmitter {
       observed = Math.max(observed, x);
     }
     if (Number.isFinite(this.limit)) this.debt = Math.max(0, this.debt + (observed - this.limit) * (t - prev.t));
-    this.lastWindow = { from: prev.t, observed, perThread };
+    this.lastWindow = { from: prev.t, perThread };
     this.costStart = { t, totals };
     const predicted = this.active.reduce((x, a) => x + a.staticCost, 0);
     if (predicted > 1e-6 && observed > 0) {
