@@ -24,7 +24,7 @@ const APPS: App[] = [
   { name: 'http', what: 'Fastify server (marked, sanitize-html, Handlebars) under 10 connections on loopback, diagnose attached' },
 ];
 
-interface Report { named: string[]; hottest: string[]; firstFunction: number | null; complete: number | null; fate: string | null; exit: number | null }
+interface Report { named: string[]; hottest: string[]; hottestNode: string[]; firstFunction: number | null; complete: number | null; fate: string | null; exit: number | null }
 
 function run(bin: string, args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -40,20 +40,22 @@ function readReport(json: string, exit: number | null): Report {
   const d = fs.existsSync(json) ? JSON.parse(fs.readFileSync(json, 'utf8')) : null;
   return {
     named: (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}`),
-    hottest: (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => h.function as string),
+    hottest: (d?.hottest ?? []).filter((h: any) => h.thread === 'main' && !h.node).map((h: any) => h.function as string),
+    hottestNode: (d?.hottest ?? []).filter((h: any) => h.thread === 'main' && h.node).map((h: any) => h.function as string),
     firstFunction: firstFunctionSeconds(d?.searchHistory ?? []),
     complete: d?.searchSeconds ?? null, fate: d?.targetFate ?? null, exit,
   };
 }
 
 /** V8's "<function> <file>" against paranode's "<module>/<function>" (a method by its own name). */
-function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | null {
+function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest of Node's code" | null {
   const [fn, file] = top.name.split(' ');
   const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
   const base = file.slice(file.lastIndexOf('/') + 1);
   const is = (name: string) => name.endsWith(`/${short}`) && name.slice(0, -short.length - 1).endsWith(base);
   if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
   if (r.hottest.some(is)) return 'hottest';
+  if (r.hottestNode.some(is)) return "hottest of Node's code";
   return null;
 }
 
@@ -111,7 +113,7 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
       const every = top.length === 3 && top.every((t) => found(t, r));
       if (every) all++;
       if (r.firstFunction !== null) firsts.push(r.firstFunction);
-      rows.push([app.name, String(i), marks.join('; ') || '(no profile)', r.named.slice(0, 4).join('; ') || '(nothing)', r.hottest.join('; ') || '(no stack samples)',
+      rows.push([app.name, String(i), marks.join('; ') || '(no profile)', r.named.slice(0, 4).join('; ') || '(nothing)', r.hottest.join('; ') || '(no stack samples)', r.hottestNode.slice(0, 3).join('; ') || '–',
         r.firstFunction === null ? '–' : fmt(r.firstFunction, 1), r.complete === null ? 'not complete' : fmt(r.complete, 1), r.fate ?? `exit ${r.exit}`]);
     }
     firsts = firsts.sort((a, b) => a - b);
@@ -120,11 +122,11 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   return {
     title: '23. Real applications: what diagnose names against V8\'s sampling profiler (issue #12)',
     body: [
-      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
+      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds); "hottest of Node's code": among its ${HOTTEST} hottest functions of Node's own code by self time (a native such as \`writeUtf8String\` as \`(native)/writeUtf8String\`). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
       '',
       table(['program', 'what', "V8's top 3 all in the report", 'first function named'], summary),
       '',
-      table(['program', 'run', "V8's top 3 (share of samples): where in paranode's report", 'diagnose named (first four)', 'hottest (main thread)', 'first function, s', 'search complete, s', 'program'], rows),
+      table(['program', 'run', "V8's top 3 (share of samples): where in paranode's report", 'diagnose named (first four)', 'hottest (main thread)', "hottest of Node's code (first three)", 'first function, s', 'search complete, s', 'program'], rows),
     ],
   };
 }

@@ -32,17 +32,31 @@ export function cpuProfWanted(): boolean {
  * One window of samples (see CpuSampler.take): each stack of kept frames with
  * its count, whether the innermost kept frame was the innermost frame of
  * all, its own code running (not a built-in, Node's code or a native it called),
- * and the calls out of the program on it: "<kept frame>\0<name>" where the
+ * the calls out of the program on it: "<kept frame>\0<name>" where the
  * frame just inside a kept frame is not kept (Node's `createHash` called by a
- * program function), each once.
+ * program function), each once; and, where the innermost frame of all is
+ * Node's (its JavaScript or a native), that frame's key (see NodeFrameKey),
+ * so Node's own functions have self time of their own as in V8's profiles.
  */
-export interface Window { stacks: [string[], number, boolean, string[]][]; samples: number; idle: number; /** samples in paranode's module preparation below the program's innermost frame */ tool: number }
+export interface Window { stacks: [string[], number, boolean, string[], string?][]; samples: number; idle: number; /** samples in paranode's module preparation below the program's innermost frame */ tool: number }
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
  * own code, the tool's, code without a script: GC, idle, natives).
  */
 export type FrameKey = (url: string, functionName: string) => string | null;
+
+/**
+ * The key of a frame of Node's own code: "node:<module>/<function>" for its
+ * JavaScript, "(native)/<function>" for code without a script (a C++ binding
+ * such as `writeUtf8String`); null for the tool's code and V8's pseudo-frames
+ * ("(garbage collector)", "(program)", "(idle)").
+ */
+export function nodeFrameKey(url: string, functionName: string): string | null {
+  if (functionName.startsWith('(')) return null;
+  if (!url) return functionName ? `(native)/${functionName}` : null;
+  return url.startsWith('node:') ? `${url}/${functionName.replace(/^.*\./, '') || '<anonymous>'}` : null;
+}
 
 export class CpuSampler {
   private session: inspector.Session | null = null;
@@ -132,7 +146,7 @@ export class CpuSampler {
     }
     const counts = new Map<number, number>();
     for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
-    const out = new Map<string, [string[], number, boolean, string[]]>();
+    const out = new Map<string, Window['stacks'][number]>();
     let samples = 0, idle = 0, tool = 0;
     for (const [id, count] of counts) {
       samples += count;
@@ -142,9 +156,12 @@ export class CpuSampler {
       // the frame just inside the one at hand: its name, if it is not the program's
       let inside: string | null = null;
       let ours = false;
+      // the tool's code (a handler, the sampler) ran inside the program's innermost frame
+      let handler = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
         const key = f.url ? this.frameKey(f.url, f.functionName) : null;
+        if (!stack.length && key === null && f.url && !f.url.startsWith('node:')) handler = true;
         // inside the program's innermost frame, the tool ran: the sample is not the program's
         if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
         if (key !== null && inside) calls.add(`${key}\0${inside}`);
@@ -155,10 +172,12 @@ export class CpuSampler {
       if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
       const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
+      const node = own || handler ? null : nodeFrameKey(inner.url, inner.functionName);
       const callsOut = [...calls].sort();
-      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t');
+      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '');
       const e = out.get(k);
-      if (e) e[1] += count; else out.set(k, [stack, count, own, callsOut]);
+      if (e) e[1] += count;
+      else out.set(k, node ? [stack, count, own, callsOut, node] : [stack, count, own, callsOut]);
     }
     return { stacks: [...out.values()], samples, idle, tool };
   }

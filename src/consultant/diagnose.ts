@@ -74,15 +74,27 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   }
 }
 
-/** Each sampled thread's HOTTEST functions by their own code (Diagnosis.hottest). */
+/**
+ * Each sampled thread's HOTTEST functions by their own code, Node's code they
+ * call counted as theirs (Diagnosis.hottest); and, by V8's profiler, its HOTTEST
+ * functions of Node's own code (its JavaScript and natives such as
+ * `writeUtf8String`) by their self time, as V8's profiles show them, each with
+ * the program function that called it in most of its samples.
+ */
 function hottestFunctions(s: Session): Hottest[] {
   const out: Hottest[] = [];
+  const top = <T extends [string, number]>(xs: T[]) => xs.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, HOTTEST);
   for (const thread of s.threadIds) {
     const st = s.stackSamples(thread);
     if (!st.samples) continue;
     const busy = busySamples(st);
-    const top = [...st.leaves].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, HOTTEST);
-    for (const [fn, n] of top) out.push({ thread, function: fn, self: n / busy, samples: busy, by: st.profiled ? 'profiler' : 'interrupt' });
+    const by = st.profiled ? 'profiler' : 'interrupt';
+    for (const [fn, n] of top([...st.leaves])) out.push({ thread, function: fn, self: n / busy, samples: busy, by });
+    const node = top([...st.node].map(([fn, callers]): [string, number] => [fn, [...callers.values()].reduce((a, b) => a + b, 0)]));
+    for (const [fn, n] of node) {
+      const caller = top([...st.node.get(fn)!])[0][0];
+      out.push({ thread, function: fn, self: n / busy, samples: busy, by, node: true, ...(caller ? { calledFrom: caller } : {}) });
+    }
   }
   return out;
 }

@@ -66,7 +66,18 @@ export interface Diagnosis {
  * innermost; by V8's profiler those are the busy thread's samples, by inspector
  * interrupt all samples (interrupts miss functions with no interrupt check)
  */
-export interface Hottest { thread: string; function: string; self: number; samples: number; by: 'profiler' | 'interrupt' }
+export interface Hottest {
+  thread: string;
+  /** "<module>/<function>"; Node's own code as "node:<module>/<function>", or "(native)/<function>" for code without a script */
+  function: string;
+  self: number;
+  samples: number;
+  by: 'profiler' | 'interrupt';
+  /** one of Node's own functions, by its self time (V8's profiler only) */
+  node?: true;
+  /** for Node's code: the program function innermost below it in most of its samples */
+  calledFrom?: string;
+}
 
 /** How many of a thread's hottest functions a diagnosis lists: where the top functions are within a point of each other (a formatter's 4-6 %, a compiler's 2-3 %), five leave out some that hold as much */
 export const HOTTEST = 10;
@@ -193,8 +204,10 @@ export function renderDiagnosis(d: Diagnosis): string {
   for (const h of d.hottest ?? []) byThread.set(h.thread, [...(byThread.get(h.thread) ?? []), h]);
   for (const [thread, hs] of byThread) {
     const of = hs[0].by === 'profiler' ? `${hs[0].samples} stack samples of the busy thread` : `${hs[0].samples} stack samples by inspector interrupt, which miss small functions`;
-    lines.push(`hottest functions of thread ${thread} by their own code (${of}, any share): ` +
-      hs.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
+    const program = hs.filter((h) => !h.node), node = hs.filter((h) => h.node);
+    if (program.length) lines.push(`hottest functions of thread ${thread} by their own code (${of}, any share): ` + program.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
+    if (node.length) lines.push(`hottest of Node's own code in thread ${thread} (self time, counted above in its caller): ` +
+      node.map((h) => `${h.function}${h.calledFrom ? ` (called from ${h.calledFrom})` : ''} ${pct(h.self)}`).join(', '));
   }
   return lines.join('\n') + '\n';
 }

@@ -34,6 +34,13 @@ export interface StackSamples {
    * the time of a call site out of the program (see CpuSampler's Window).
    */
   calls: ReadonlyMap<string, number>;
+  /**
+   * V8's profiler only: samples in which Node's own code was the innermost frame of all
+   * ("node:<module>/<function>", "(native)/<function>"), each with the program functions
+   * innermost below it and how many of those samples each had ('' where none): the self
+   * time V8's profiles give Node's functions, which `leaves` gives their program callers
+   */
+  node: ReadonlyMap<string, ReadonlyMap<string, number>>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
@@ -52,8 +59,8 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; above: Map<string, Set<string>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), above: new Map() });
+interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; node: Map<string, Map<string, number>>; above: Map<string, Set<string>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), node: new Map(), above: new Map() });
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -82,7 +89,7 @@ export class SampledSeries {
       if (!st) this.stacks.set(label, (st = emptyStacks()));
       if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
       if (s.tool) { st.tool += s.tool; st.samples += s.tool; }
-      for (const [stack, n, own, calls] of s.stacks) this.recordStack(st, stack, n, own, calls);
+      for (const [stack, n, own, calls, node] of s.stacks) this.recordStack(st, stack, n, own, calls, node);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
@@ -114,9 +121,14 @@ export class SampledSeries {
   }
 
   /** `n` samples of one stack, innermost function first. */
-  private recordStack(st: Stacks, stack: string[], n: number, own = false, calls: string[] = []): void {
+  private recordStack(st: Stacks, stack: string[], n: number, own = false, calls: string[] = [], node?: string): void {
     st.samples += n;
     for (const c of calls) st.calls.set(c, (st.calls.get(c) ?? 0) + n);
+    if (node) {
+      let by = st.node.get(node);
+      if (!by) st.node.set(node, (by = new Map()));
+      by.set(stack[0] ?? '', (by.get(stack[0] ?? '') ?? 0) + n);
+    }
     if (stack.length) st.leaves.set(stack[0], (st.leaves.get(stack[0]) ?? 0) + n);
     if (own) st.own.set(stack[0], (st.own.get(stack[0]) ?? 0) + n);
     // each function was called, directly or not, by every one below it

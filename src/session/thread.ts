@@ -27,7 +27,7 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   /** the thread values count from the thread's start (watched since before its first line) */
   fromStart?: boolean;
   /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, whether the innermost function's own code ran */
-  stacks?: [string[], number, boolean?, string[]?][];
+  stacks?: [string[], number, boolean?, string[]?, string?][];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number;
   /** of the stack samples, those in paranode's module preparation below the program's innermost frame */
