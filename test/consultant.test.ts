@@ -59,7 +59,8 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   const node = (d.hottest ?? []).filter((h) => h.thread === 'main' && h.node);
   assert.ok(node.length >= 3 && node.length <= HOTTEST, JSON.stringify(node));
   const crypto = node.filter((h) => /^(node:crypto\/|node:internal\/crypto\/|\(native\)\/)/.test(h.function) && h.calledFrom === 'cpu-bound.js/hashRecord');
-  assert.ok(crypto.some((h) => h.function.startsWith('(native)/')), JSON.stringify(node));
+  // (its natives show as frames of their own only while V8 has not optimized the calls into them)
+  assert.ok(crypto.length >= 3, JSON.stringify(node));
   // counted in hashRecord's share above: together no more than it
   assert.ok(crypto.reduce((a, h) => a + h.self, 0) <= hot[0].self + 1e-9, JSON.stringify({ hot: hot[0], crypto }));
   assert.ok(crypto.reduce((a, h) => a + h.self, 0) >= hot[0].self / 2, JSON.stringify({ hot: hot[0], crypto }));

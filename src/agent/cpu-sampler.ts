@@ -19,7 +19,7 @@ import * as inspector from 'inspector';
 export const SAMPLE_INTERVAL_US = 10_000;
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string }; children?: number[] }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
@@ -156,12 +156,13 @@ export class CpuSampler {
       // the frame just inside the one at hand: its name, if it is not the program's
       let inside: string | null = null;
       let ours = false;
-      // the tool's code (a handler, the sampler) ran inside the program's innermost frame
+      // the tool's code (a handler, the sampler) ran inside the program's innermost frame; the
+      // handlers are made by `new Function`: a script of their own without a url
       let handler = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
         const key = f.url ? this.frameKey(f.url, f.functionName) : null;
-        if (!stack.length && key === null && f.url && !f.url.startsWith('node:')) handler = true;
+        if (!stack.length && key === null && (f.url ? !f.url.startsWith('node:') : f.scriptId !== '0')) handler = true;
         // inside the program's innermost frame, the tool ran: the sample is not the program's
         if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
         if (key !== null && inside) calls.add(`${key}\0${inside}`);
