@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { diagnose } from '../src/consultant/diagnose';
-import { type Bottleneck, type Diagnosis, HOTTEST, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
+import { type Bottleneck, type Diagnosis, HOTTEST, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { Session } from '../src/api';
 import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
@@ -289,3 +289,15 @@ test('CLI: bad diagnose arguments are one-line errors, before any target is touc
   assert.match(r.stderr, /usage: paranode diagnose \[options\] attach <pid>/);
 });
 
+
+test('phases of a whole-program hypothesis: a dip of fewer than three windows does not end one; after one ended, a single window over the threshold is no new phase, two in a row are', () => {
+  const windows = (v: string) => [...v].map((c, i) => ({ from: i, to: i + 1, value: c === 'T' ? 0.3 : 0, verdict: c === 'T' }));
+  // the first phase may be one window (the search refines at once); a dip of two does not end it
+  assert.deepEqual(phasesOf(windows('TFFTTFFF')), [[0, 5]]);
+  assert.deepEqual(phasesOf(windows('TFFFF')), [[0, 1]]);
+  // a lone window after a phase ended: a blip (the tool's cost priced high for a second), no phase
+  assert.deepEqual(phasesOf(windows('TTFFFFFFFFTFFFF')), [[0, 2]]);
+  assert.deepEqual(phasesOf(windows('TTFFFFTTFFF')), [[0, 2], [6, 8]]);
+  // a window true at the very end may be the start of one: kept
+  assert.deepEqual(phasesOf(windows('TTFFFFT')), [[0, 2], [6, 7]]);
+});

@@ -5,7 +5,7 @@
 // they held in) first, each with the interval it held in and its source.
 import { codeLevel } from './focus-parts';
 import { hypothesis } from './hypotheses';
-import { PHASE_END } from './search';
+import { PHASE_END, PHASE_START } from './search';
 import type { PerformanceConsultant, SearchNode, TestRecord } from './search';
 
 export interface Bottleneck {
@@ -82,18 +82,24 @@ export interface Hottest {
 /** How many of a thread's hottest functions a diagnosis lists: where the top functions are within a point of each other (a formatter's 4-6 %, a compiler's 2-3 %), five leave out some that hold as much */
 export const HOTTEST = 10;
 
-/** Runs of true windows; a dip of fewer than PHASE_END false windows does not end a phase. */
-function phasesOf(tests: TestRecord[]): [number, number][] {
-  const out: [number, number][] = [];
-  let falses = PHASE_END;
+/**
+ * Runs of true windows; a dip of fewer than PHASE_END false windows does not end a
+ * phase, and after the first phase a new one holds for PHASE_START windows in a row
+ * (or to the end of the search), as the search's (fewer is a blip: no new phase).
+ */
+export function phasesOf(tests: TestRecord[]): [number, number][] {
+  // each run: from, to, its most true windows in a row
+  const out: [number, number, number][] = [];
+  let falses = PHASE_END, row = 0;
   for (const t of tests) {
-    if (!t.verdict) { falses++; continue; }
+    if (!t.verdict) { falses++; row = 0; continue; }
+    row++;
     const last = out[out.length - 1];
-    if (last && falses < PHASE_END) last[1] = t.to;
-    else out.push([t.from, t.to]);
+    if (last && falses < PHASE_END) { last[1] = t.to; last[2] = Math.max(last[2], row); } else out.push([t.from, t.to, row]);
     falses = 0;
   }
-  return out;
+  const end = tests.length ? tests[tests.length - 1].to : 0;
+  return out.filter((p, i) => i === 0 || p[2] >= PHASE_START || p[1] === end).map(([a, b]) => [a, b]);
 }
 
 /**

@@ -26,6 +26,12 @@ import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from
 const MIN_TEST = 0.6;
 /** windows a whole-program hypothesis must stay false for its phase to be over */
 export const PHASE_END = 3;
+/**
+ * windows in a row it must hold again for a new phase, after one has ended: one
+ * window over the threshold between false ones (a second in which a batch of tests
+ * went in and out, the tool's cost priced high) does not search its subtree again
+ */
+export const PHASE_START = 2;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
 /** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
@@ -399,7 +405,7 @@ export class PerformanceConsultant extends EventEmitter {
         if (a.permanent) {
           // a whole-program node is judged every window; a new true phase searches again
           // (after a dip of fewer windows the phase goes on: its search resumes where it was)
-          if (a.node.state === 'true' && before !== 'true' && this.phaseOver({ ...a.node, tests: a.node.tests.slice(0, -1) })) this.refresh(a.node);
+          if (this.phaseBegins(a.node)) this.refresh(a.node);
           continue;
         }
         await this.end(a);
@@ -427,6 +433,13 @@ export class PerformanceConsultant extends EventEmitter {
     let p = n;
     while (p.parent !== null) p = this.nodes[p.parent - 1];
     return p;
+  }
+
+  /** A whole-program hypothesis that had a phase holds again, for the PHASE_START-th window in a row after that phase ended. */
+  private phaseBegins(top: SearchNode): boolean {
+    const before = top.tests.slice(0, -PHASE_START);
+    return top.tests.slice(-PHASE_START).every((t) => t.verdict) && top.tests.length > PHASE_START &&
+      before.some((t) => t.verdict) && this.phaseOver({ ...top, tests: before });
   }
 
   /** A whole-program hypothesis false for the last PHASE_END windows: its phase is over. */
