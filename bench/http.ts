@@ -81,7 +81,8 @@ export function topSelf(file: string, n: number): { top: ProfileTop[]; gc: numbe
     if (cf.functionName === '(idle)' || cf.functionName === '(program)') continue;
     total += hits;
     if (cf.functionName === '(garbage collector)') { gc += hits; continue; }
-    const key = `${cf.functionName || '(anonymous)'} ${cf.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/bench\/targets\//, '')}`;
+    // an anonymous function by its start line, as paranode names it
+    const key = `${cf.functionName || `(anonymous)@${cf.lineNumber + 1}`} ${cf.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/bench\/targets\//, '')}`;
     self.set(key, (self.get(key) ?? 0) + hits);
   }
   const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, h]) => ({ name, share: h / total }));

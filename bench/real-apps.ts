@@ -52,7 +52,11 @@ function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest 
   const [fn, file] = top.name.split(' ');
   const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
   const base = file.slice(file.lastIndexOf('/') + 1);
-  const is = (name: string) => name.endsWith(`/${short}`) && name.slice(0, -short.length - 1).endsWith(base);
+  const is = (full: string) => {
+    // a second anonymous function on a line has its column too: samples give lines
+    const name = full.replace(/(<anonymous>@\d+):\d+$/, '$1');
+    return name.endsWith(`/${short}`) && name.slice(0, -short.length - 1).endsWith(base);
+  };
   if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
   if (r.hottest.some(is)) return 'hottest';
   if (r.hottestNode.some(is)) return "hottest of Node's code";

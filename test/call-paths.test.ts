@@ -210,7 +210,7 @@ test('call paths in worker threads: each thread its own paths, exact, from its f
   assert.equal(r.status, 0, r.stderr);
   const paths = (JSON.parse(fs.readFileSync(json, 'utf8')) as { callPaths: CallPath[] }).callPaths;
   const by = (thread: (t: string) => boolean) => Object.fromEntries(paths.filter((p) => thread(p.thread)).map((p) => [p.functions.map((f) => f.slice(W.length + 1)).join('>'), p.calls]));
-  assert.deepEqual(by((t) => t === 'main'), { a: 3, 'a>b': 6, '<anonymous>': 1 }); // the worker's exit listener
+  assert.deepEqual(by((t) => t === 'main'), { a: 3, 'a>b': 6, '<anonymous>@11': 1 }); // the worker's exit listener (line 11)
   const workers = [...new Set(paths.map((p) => p.thread).filter((t) => t !== 'main'))];
   assert.equal(workers.length, 1, JSON.stringify(paths));
   assert.deepEqual(by((t) => t === workers[0]), { a: 7, 'a>b': 14 });

@@ -203,6 +203,20 @@ test('a small hot function that runs in a builtin (no interrupt check in it) is 
   assert.equal(fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).length, 1);
 });
 
+test('anonymous functions are told apart by the line they start at: the hot callback of three is decided from V8\'s stack samples and listed as the hottest', async () => {
+  const FIX = path.join(ROOT, 'test', 'fixtures');
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'anonymous-hot.js', '60'] }, { cwd: FIX, hypotheses: ['cpu_bound'] });
+  session.child!.kill();
+  const node = (line: number) => d.searchHistory.find((n) => n.focus === `/Code/anonymous-hot.js/<anonymous>@${line}`);
+  // the setInterval callback at line 8 sorts and joins; the others (lines 11, 12) do nearly nothing
+  assert.equal(node(8)?.state, 'true', JSON.stringify(d.searchHistory));
+  for (const line of [8, 11, 12]) assert.match(node(line)?.note ?? '', /^decided from \d+ stack samples of the busy thread \(on the stack in \d+\)$/, `line ${line}: ${JSON.stringify(node(line))}`);
+  for (const line of [11, 12]) assert.equal(node(line)?.state, 'false', JSON.stringify(node(line)));
+  assert.ok(d.bottlenecks.some((b) => b.focus === '/Code/anonymous-hot.js/<anonymous>@8' && b.source === 'anonymous-hot.js:8'), JSON.stringify(d.bottlenecks));
+  const hot = (d.hottest ?? []).filter((h) => h.thread === 'main' && !h.node);
+  assert.equal(hot[0]?.function, 'anonymous-hot.js/<anonymous>@8', JSON.stringify(hot));
+});
+
 test('where breakpoints reach the code, a function whose own code is hot is never tested (it would run in V8\'s interpreter), a cold one is', async () => {
   const FIX = path.join(ROOT, 'test', 'fixtures');
   const child = spawn(process.execPath, ['pinning.js', '120'], { cwd: FIX, stdio: ['ignore', 'pipe', 'inherit'] });

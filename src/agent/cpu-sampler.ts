@@ -19,7 +19,7 @@ import * as inspector from 'inspector';
 export const SAMPLE_INTERVAL_US = 10_000;
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string }; children?: number[] }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
@@ -42,9 +42,10 @@ export interface Window { stacks: [string[], number, boolean, string[], string?]
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
- * own code, the tool's, code without a script: GC, idle, natives).
+ * own code, the tool's, code without a script: GC, idle, natives). `line`: the
+ * 1-based line the function starts at.
  */
-export type FrameKey = (url: string, functionName: string) => string | null;
+export type FrameKey = (url: string, functionName: string, line: number) => string | null;
 
 /**
  * The key of a frame of Node's own code: "node:<module>/<function>" for its
@@ -161,7 +162,7 @@ export class CpuSampler {
       let handler = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
-        const key = f.url ? this.frameKey(f.url, f.functionName) : null;
+        const key = f.url ? this.frameKey(f.url, f.functionName, f.lineNumber + 1) : null;
         if (!stack.length && key === null && (f.url ? !f.url.startsWith('node:') : f.scriptId !== '0')) handler = true;
         // inside the program's innermost frame, the tool ran: the sample is not the program's
         if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
@@ -172,7 +173,7 @@ export class CpuSampler {
       }
       if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
-      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName) === stack[0];
+      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName, inner.lineNumber + 1) === stack[0];
       const node = own || handler ? null : nodeFrameKey(inner.url, inner.functionName);
       const callsOut = [...calls].sort();
       const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '');

@@ -723,7 +723,7 @@ export class Runtime {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name) => this.frameKey(url, name), (url) => this.isPreparing(url));
+      this.sampler = new CpuSampler((url, name, line) => this.frameKey(url, name, line), (url) => this.isPreparing(url));
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -796,7 +796,7 @@ export class Runtime {
     const out = new Set<string>();
     for (const c of sites) {
       const file = c.getFileName();
-      const key = file && !c.isEval() ? this.frameKey(file, c.getFunctionName() ?? c.getMethodName() ?? '') : null;
+      const key = file && !c.isEval() ? this.frameKey(file, c.getFunctionName() ?? c.getMethodName() ?? '', c.getEnclosingLineNumber() ?? 0) : null;
       if (key !== null) out.add(key);
     }
     return [...out];
@@ -808,9 +808,11 @@ export class Runtime {
    * Parser.prototype.nextToken "Parser.nextToken", the profiler by its inferred
    * name; the method's own name is what both agree on with the analysis.
    */
-  private frameKey(file: string, functionName: string): string | null {
+  private frameKey(file: string, functionName: string, line: number): string | null {
     if (file.startsWith('node:') || this.isTool(file)) return null;
-    return `${this.moduleOf(file)}/${functionName.replace(/^.*\./, '') || '<anonymous>'}`;
+    const name = functionName.replace(/^.*\./, '');
+    // an anonymous function by the line it starts at, as the analysis names it (sampleKey)
+    return `${this.moduleOf(file)}/${name || `<anonymous>@${line}`}`;
   }
 
   /** paranode's own code or its dependencies' (the load hook's parser, source maps) */

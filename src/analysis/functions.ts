@@ -464,14 +464,19 @@ function isTagged(parent: Node | undefined, n: Node): boolean {
   return !!parent && parent.type === 'TaggedTemplateExpression' && parent.tag === n;
 }
 
-/** Names unique within each module: duplicates get @line (and :column if needed). */
+/**
+ * Names unique within each module: duplicates get @line (and :column if needed).
+ * An anonymous function always has its line (`<anonymous>@12`): a stack sample
+ * names it so (its start line, as V8 gives it), so that a module's anonymous
+ * callbacks are told apart, whether it has one or many.
+ */
 function uniquifyNames(fns: FunctionInfo[]): void {
   const key = (f: FunctionInfo, name: string) => `${f.module ?? ''}\0${name}`;
   const counts = new Map<string, number>();
   for (const f of fns) counts.set(key(f, f.name), (counts.get(key(f, f.name)) ?? 0) + 1);
   const seen = new Set<string>();
   for (const f of fns) {
-    if ((counts.get(key(f, f.name)) ?? 0) > 1) {
+    if ((counts.get(key(f, f.name)) ?? 0) > 1 || f.name === '<anonymous>') {
       let n = `${f.name}@${f.line}`;
       if (seen.has(key(f, n))) n = `${f.name}@${f.line}:${f.column + 1}`;
       f.name = n;

@@ -61,7 +61,11 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     const explains = await callGraph(s, c.nodes);
     const selfShare = (n: SearchNode) => {
       const st = s.stackSamples(threadLabel(n.focus));
-      return st.samples ? (st.leaves.get(sampleKey(codeOf(n.focus)!)) ?? 0) / busySamples(st) : undefined;
+      if (!st.samples) return undefined;
+      const key = sampleKey(codeOf(n.focus)!);
+      // less the time a timer found in functions V8 may have inlined into it (their samples are its)
+      const inlined = c.nodes.filter((m) => m.state === 'true' && m.inlinedInto === key && threadLabel(m.focus) === threadLabel(n.focus)).reduce((a, m) => a + (m.value ?? 0), 0);
+      return Math.max(0, (st.leaves.get(key) ?? 0) / busySamples(st) - inlined);
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     if (s.fate) d.targetFate = s.fate;

@@ -44,6 +44,12 @@ const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
 const near = (n: { threshold: number }, hits: number, base: number): boolean =>
   Math.abs(hits / base - n.threshold) < 2 * Math.sqrt(n.threshold * (1 - n.threshold) / base);
 
+/** The sample keys of a module's anonymous functions in `counts` (each `<module>/<anonymous>@<line>`). */
+function anonymousOf(counts: ReadonlyMap<string, number>, module: string): string[] {
+  const prefix = `${module}/<anonymous>@`;
+  return [...counts.keys()].filter((k) => k.startsWith(prefix) && !k.includes('/', prefix.length));
+}
+
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
 
 /** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
@@ -85,6 +91,12 @@ export interface SearchNode {
   /** the function's source (module:line) */
   source?: string;
   note?: string;
+  /**
+   * a function tested by a timer because a function of its module that calls it
+   * held the stack samples (sample key): V8 may have inlined it there, and that
+   * caller's samples hold its time
+   */
+  inlinedInto?: string;
 }
 
 export interface ConsultantOptions {
@@ -154,7 +166,8 @@ export class PerformanceConsultant extends EventEmitter {
       const own = (k: string) => st.own.get(k) ?? 0;
       const self = sampleKey(`${r.module}/${r.function}`);
       const around = [...callers.get(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
-      return [self, `${r.module}/<anonymous>`, ...around].reduce((a, k) => a + own(k), 0) / st.samples;
+      const keys = new Set([self, ...around, ...anonymousOf(st.own, r.module)]);
+      return [...keys].reduce((a, k) => a + own(k), 0) / st.samples;
     };
   }
 
@@ -165,6 +178,11 @@ export class PerformanceConsultant extends EventEmitter {
     // the whole program's tests need no list of functions (on an attach it is every loaded script
     // parsed: 3.3 s on the Fastify server, which held the first window back that long)
     if (codeOf(n.focus) === undefined) return this.manager.predict(this.metricOf(n), n.focus, { known: this.known });
+    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare(await this.callerIndex()) });
+  }
+
+  /** "<thread>\0<module>/<name>" -> the functions of that module with a call site naming it (sample keys) */
+  private async callerIndex(): Promise<Map<string, Set<string>>> {
     const fns = await this.functions();
     if (this.callers?.of !== fns) {
       const by = new Map<string, Set<string>>();
@@ -178,7 +196,7 @@ export class PerformanceConsultant extends EventEmitter {
       }
       this.callers = { of: fns, by };
     }
-    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare(this.callers.by) });
+    return this.callers.by;
   }
 
   /** observed cost per window (fraction, the busiest thread), for the report */
@@ -565,16 +583,20 @@ export class PerformanceConsultant extends EventEmitter {
     const ofCpu = h.codeShareOfCpu && st.profiled && st.samples > st.idle;
     const base = ofCpu ? busySamples(st) : st.samples;
     // V8 gives the ticks of a function inlined into code optimized before the profiler
-    // started to its caller (a callback: the worker-imbalance demo's crunch, Node 22).
-    // Where the module's anonymous functions hold a threshold's share of the samples
-    // as their own time and none of its named functions is over the threshold, the
-    // samples cannot say which function holds, and timers do. Time spread thinly over
-    // named functions (a parser's callbacks on the loaded server) is decided as it is:
-    // timers there cost LiveEdits and tests on a hot path for nothing.
+    // started to its caller (the worker-imbalance demo's crunch, into the message callback
+    // that calls it, in the first seconds). Where a function of the module that calls this
+    // one by name holds a threshold's share of the samples, they cannot say which of the
+    // two holds it, and a timer does. Time spread thinly (a parser's callbacks on the
+    // loaded server) is decided as it is: timers there cost tests on a hot path for nothing.
     if (level === 'function' && hits / base < n.threshold) {
-      const anonymous = (st.leaves.get(`${code.slice(0, code.lastIndexOf('/') + 1)}<anonymous>`) ?? 0) / base;
-      const siblings = this.nodes.filter((x) => x.parent === n.parent && x !== n);
-      if (anonymous >= n.threshold && !siblings.some((x) => (st.hits.get(sampleKey(codeOf(x.focus)!)) ?? 0) / base >= n.threshold)) return 'test';
+      const key = sampleKey(code);
+      const callers = this.callers?.by.get(`${label}\0${code.slice(0, code.lastIndexOf('/'))}/${key.slice(key.lastIndexOf('/') + 1)}`);
+      const holder = [...callers ?? []].find((k) => k !== key && (st.hits.get(k) ?? 0) / base >= n.threshold);
+      if (holder) {
+        n.inlinedInto = holder;
+        n.note = `tested by a timer: ${holder}, which calls it, holds the stack samples (V8 may have inlined it there)`;
+        return 'test';
+      }
     }
     // decided once the share is clear of the threshold, or at five times the samples needed, whatever it is then
     if (near(n, hits, base) && st.samples < 5 * samplesNeeded(st)) return 'wait';
@@ -739,6 +761,8 @@ export class PerformanceConsultant extends EventEmitter {
     // decided from the stack samples first: that costs the target nothing, so no debt holds it
     // back (esprima's search under the limit waited up to 10 s for its debt to decide its
     // functions from samples it already had, and completed in 21-24 s against 4.6 s unlimited)
+    // a function's callers by name, for functions V8 may have inlined into them (bySamples)
+    if (this.nodes.some((n) => waiting(n) && this.level(n) === 'function')) await this.callerIndex();
     const queue = this.nodes.filter(waiting).filter((n) => !isCode(n) || this.bySamples(n) === 'test');
     if (this.debt > 0) return;
     let budget = this.ramp;
