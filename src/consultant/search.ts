@@ -44,6 +44,9 @@ const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
 const near = (n: { threshold: number }, hits: number, base: number): boolean =>
   Math.abs(hits / base - n.threshold) < 2 * Math.sqrt(n.threshold * (1 - n.threshold) / base);
 
+/** Two tests' threads are the same, or one is of no one thread (undefined): their costs add up. */
+const sameThread = (a: string | undefined, b: string | undefined): boolean => a === undefined || b === undefined || a === b;
+
 /** The sample keys of a module's anonymous functions in `counts` (each `<module>/<anonymous>@<line>`). */
 function anonymousOf(counts: ReadonlyMap<string, number>, module: string): string[] {
   const prefix = `${module}/<anonymous>@`;
@@ -213,11 +216,13 @@ export class PerformanceConsultant extends EventEmitter {
   private ramp = 4;
   private startedSince = 0;
   /**
-   * Cost over the limit not yet paid back (seconds of instrumentation): each
-   * window adds (observed - limit) x its length; no test starts while it is
-   * above 0, so over time the cost averages to at most the limit.
+   * Per thread, cost over the limit not yet paid back (seconds of
+   * instrumentation): each window adds (observed - limit) x its length; no test
+   * starts in a thread while its debt is above 0, so over time each thread's
+   * cost averages to at most the limit. The limit is of each thread's time: a
+   * dear test in one worker holds back no test in another.
    */
-  private debt = 0;
+  private readonly debt = new Map<string, number>();
   private fns?: { at: number; list: Fn[] };
 
   constructor(readonly manager: MetricManager, opts: ConsultantOptions = {}) {
@@ -699,7 +704,7 @@ export class PerformanceConsultant extends EventEmitter {
       perThread.set(k, x);
       observed = Math.max(observed, x);
     }
-    if (Number.isFinite(this.limit)) this.debt = Math.max(0, this.debt + (observed - this.limit) * (t - prev.t));
+    if (Number.isFinite(this.limit)) for (const [k, x] of perThread) this.debt.set(k, Math.max(0, (this.debt.get(k) ?? 0) + (x - this.limit) * (t - prev.t)));
     this.lastWindow = { from: prev.t, perThread };
     this.costStart = { t, totals };
     const predicted = this.active.reduce((x, a) => x + a.staticCost, 0);
@@ -721,7 +726,14 @@ export class PerformanceConsultant extends EventEmitter {
     else if (this.startedSince > 0) this.ramp = Math.min(1024, this.ramp * 2);
     this.startedSince = 0;
     if (observed <= this.limit) return;
-    const optional = this.active.filter((a) => !a.permanent);
+    // each thread over the limit by its own tests (and those of no one thread)
+    for (const [thread, x] of this.lastWindow?.perThread ?? []) {
+      if (x > this.limit) await this.regulateThread(thread, x);
+    }
+  }
+
+  private async regulateThread(thread: string, observed: number): Promise<void> {
+    const optional = this.active.filter((a) => !a.permanent && sameThread(threadOf(a.node.focus), thread));
     const newest = optional[optional.length - 1];
     if (!newest) return;
     if (observed > 2 * this.limit && optional.length > 2) {
@@ -764,20 +776,26 @@ export class PerformanceConsultant extends EventEmitter {
     // a function's callers by name, for functions V8 may have inlined into them (bySamples)
     if (this.nodes.some((n) => waiting(n) && this.level(n) === 'function')) await this.callerIndex();
     const queue = this.nodes.filter(waiting).filter((n) => !isCode(n) || this.bySamples(n) === 'test');
-    if (this.debt > 0) return;
     let budget = this.ramp;
+    // threads where a test waits for the one before it (breadth first within each thread); undefined: all
+    const held = new Set<string | undefined>();
+    const isHeld = (on: string | undefined) => held.has(undefined) || (on === undefined ? held.size > 0 : held.has(on));
     // breadth first; among the functions of a module, the most often sampled first
     const depth = (n: SearchNode): number => (n.parent === null ? 0 : 1 + depth(this.nodes[n.parent - 1]));
     const hits = (n: SearchNode) => (this.hyp(n).onStack && isCode(n) ? this.sampled(n).hits : 0);
     queue.sort((a, b) => depth(a) - depth(b) || hits(b) - hits(a) || a.id - b.id);
     for (const n of queue) {
+      const on = threadOf(n.focus);
+      if (isHeld(on)) continue;
       const running = this.active.filter((a) => !a.permanent);
-      if (running.length >= this.maxTests || running.some((a) => a.alone)) return;
+      if (running.length >= this.maxTests) return;
+      const mine = running.filter((a) => sameThread(threadOf(a.node.focus), on));
+      if (mine.some((a) => a.alone) || this.debtOn(on) > 0) { held.add(on); continue; }
       // one very hot function must not make every other prediction dear: no global factor here.
       // Summed static predictions of every running test (the whole program's 2.4 % on the worker
       // demo, 0.5-0.9 % observed) made each worker's module test "over the limit by itself", run one
       // at a time with a pause after it (14.5 s against 7.5 s unlimited)
-      const committed = this.committedOn(threadOf(n.focus));
+      const committed = this.committedOn(on);
       const prediction = await this.predict(n);
       const p = prediction.cost;
       n.predictedCost = p;
@@ -798,15 +816,21 @@ export class PerformanceConsultant extends EventEmitter {
         await this.begin(n);
         continue;
       }
-      // over the limit by itself: tested alone, with a pause after it
-      if (!running.length) {
+      // over the limit by itself: tested alone in its thread, with a pause in that thread after it
+      if (!mine.length) {
         await this.begin(n);
         const a = this.active[this.active.length - 1];
         if (a?.node === n) { a.alone = true; a.seconds = Math.max(MIN_TEST, this.testSeconds * this.limit / p); }
-        return;
+        held.add(on);
+        continue;
       }
       if (n.state !== 'waiting') { n.state = 'waiting'; this.emit('node', n); }
-      return;
+      held.add(on);
     }
+  }
+
+  /** A thread's cost debt; of no one thread (undefined): the largest. */
+  private debtOn(thread: string | undefined): number {
+    return thread === undefined ? Math.max(0, ...this.debt.values()) : this.debt.get(thread) ?? 0;
   }
 }
