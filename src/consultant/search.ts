@@ -321,7 +321,7 @@ export class PerformanceConsultant extends EventEmitter {
       const wait = h.waitMetric && node.parent === null ? { inst: await this.manager.enable(h.waitMetric, node.focus) } : undefined;
       const idle = wait && h.idleMetric ? { inst: await this.manager.enable(h.idleMetric, node.focus) } : undefined;
       node.state = 'testing';
-      node.note = undefined;
+      node.note = node.inlinedInto ? `tested by a timer: ${node.inlinedInto}, which calls it, holds the stack samples (V8 may have inlined it there)` : undefined;
       if (cpu) node.shareOf = 'cpu';
       this.active.push({ node, inst, startedAt: this.now(), permanent, staticCost, seconds: this.testSeconds, calls, cpu, wait, idle });
       this.emit('node', node);
@@ -423,7 +423,6 @@ export class PerformanceConsultant extends EventEmitter {
       const observed = this.observeCost(t);
       for (const a of [...this.active]) {
         if (!a.start || a.start.t + a.seconds > t) continue;
-        const before = a.node.state;
         this.conclude(a);
         if (a.permanent) {
           // a whole-program node is judged every window; a new true phase searches again
@@ -599,7 +598,6 @@ export class PerformanceConsultant extends EventEmitter {
       const holder = [...callers ?? []].find((k) => k !== key && (st.hits.get(k) ?? 0) / base >= n.threshold);
       if (holder) {
         n.inlinedInto = holder;
-        n.note = `tested by a timer: ${holder}, which calls it, holds the stack samples (V8 may have inlined it there)`;
         return 'test';
       }
     }
