@@ -343,9 +343,10 @@ test('exclusive CPU time ends at the exit, also where a finally block makes a ca
   assert.equal(r.status, 0, r.stderr);
   const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics.map((m) => [`${m.name} ${m.focus.split('/').pop()}`, m.total]));
   assert.equal(got.get('procedure_calls f'), 3);
-  // the spin ran on the CPU (however loaded the machine), and none of it is f's
-  assert.ok(got.get('cpu spin')! > 0.02, JSON.stringify([...got]));
-  assert.ok(got.get('cpu f')! < 0.1 * got.get('cpu spin')!, JSON.stringify([...got]));
+  // the spin's fixed work ran on the CPU, and none of it is f's (where f's timer ran on, f read at least the spin's
+  // time; its own three calls take well under a millisecond, plus first-call compiles on a loaded machine)
+  assert.ok(got.get('cpu spin')! > 0.1, JSON.stringify([...got]));
+  assert.ok(got.get('cpu f')! < 0.25 * got.get('cpu spin')!, JSON.stringify([...got]));
 });
 
 test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
