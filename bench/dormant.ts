@@ -12,10 +12,12 @@ import { Session } from '../src/api';
 import { BenchOptions, fmt, median, Proc, progress, ROOT, Section, table, TARGETS, callgrindWork } from './lib';
 
 const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
-type Kind = 'plain' | 'dormant';
+/** unscaled: dormant with V8's inlining budgets as they are (src/agent/inlining-budget.ts) */
+type Kind = 'plain' | 'dormant' | 'unscaled';
 
 async function instructions(lib: string, reps: number, kind: Kind, cache: string): Promise<number> {
-  return callgrindWork(lib, reps, kind, kind === 'dormant' ? ['--import', AGENT] : [], { ...process.env, PARANODE_CACHE_DIR: cache });
+  const env = { ...process.env, PARANODE_CACHE_DIR: cache, ...(kind === 'unscaled' ? { PARANODE_INLINING_SCALE: '1' } : {}) };
+  return callgrindWork(lib, reps, kind, kind === 'plain' ? [] : ['--import', AGENT], env);
 }
 
 async function dormantInstructions(opts: BenchOptions): Promise<string[]> {
@@ -28,17 +30,18 @@ async function dormantInstructions(opts: BenchOptions): Promise<string[]> {
       // fill the prepared-code cache natively first: preparation is start-up, not the work
       spawnSync(process.execPath, ['--import', AGENT, 'work.js', lib, '1'], { cwd: TARGETS, env: { ...process.env, PARANODE_CACHE_DIR: cache } });
       const got: Record<string, number> = {};
-      const jobs: [Kind, number][] = [['plain', r1], ['dormant', r1], ['plain', r2], ['dormant', r2]];
+      const jobs: [Kind, number][] = [['plain', r1], ['dormant', r1], ['plain', r2], ['dormant', r2], ['unscaled', r1], ['unscaled', r2]];
       for (let i = 0; i < jobs.length; i += 2) {
-        progress(`dormant: instructions: ${lib}: callgrind runs ${i + 1}-${i + 2} of 4`);
+        progress(`dormant: instructions: ${lib}: callgrind runs ${i + 1}-${i + 2} of ${jobs.length}`);
         const pair = jobs.slice(i, i + 2);
         const counts = await Promise.all(pair.map(([k, r]) => instructions(lib, r, k, cache)));
         pair.forEach(([k, r], j) => { got[`${k}${r}`] = counts[j]; });
       }
       const per = (k: Kind) => (got[`${k}${r2}`] - got[`${k}${r1}`]) / (r2 - r1);
-      const plain = per('plain'), dormant = per('dormant');
+      const plain = per('plain'), dormant = per('dormant'), unscaled = per('unscaled');
+      const ratio = (x: number) => `${fmt(x / plain, 4)} (${fmt((x / plain - 1) * 100, 2)} %)`;
       rows.push([lib, `${r1} and ${r2}`, fmt(got[`plain${r1}`] / 1e9, 3), fmt(got[`dormant${r1}`] / 1e9, 3), fmt(plain / 1e6, 1), fmt(dormant / 1e6, 1),
-        `${fmt(dormant / plain, 4)} (${fmt((dormant / plain - 1) * 100, 2)} %)`]);
+        ratio(dormant), fmt(unscaled / 1e6, 1), ratio(unscaled)]);
     }
   } finally {
     fs.rmSync(cache, { recursive: true, force: true });
@@ -47,9 +50,11 @@ async function dormantInstructions(opts: BenchOptions): Promise<string[]> {
     'Instructions (`valgrind --tool=callgrind`, every thread of the process) of `node --predictable bench/targets/work.js <lib> <reps>`, plainly and with ' +
     '`--import dist/src/agent/dormant.js` (warm prepared-code cache). Per repetition = (count at the larger repetition count − at the smaller) ÷ their difference: ' +
     'start-up, loading, preparation and the warm-up repetitions cancel out. Workloads: esprima parses its own source (283 KB) with ranges, locations, tokens and comments; ' +
-    'marked renders its README ×20; typescript parses and prints its lib.es5.d.ts (218 KB) with createSourceFile and a printer.',
+    'marked renders its README ×20; typescript parses and prints its lib.es5.d.ts (218 KB) with createSourceFile and a printer. ' +
+    'Unscaled: dormant with V8\'s inlining budgets as V8 has them (`PARANODE_INLINING_SCALE=1`; by default the agent doubles them, see src/agent/inlining-budget.ts).',
     '',
-    table(['library', 'repetitions', 'whole run, plain (10⁹ instr.)', 'whole run, dormant (10⁹)', 'per repetition, plain (10⁶)', 'per repetition, dormant (10⁶)', 'dormant ÷ plain'], rows),
+    table(['library', 'repetitions', 'whole run, plain (10⁹ instr.)', 'whole run, dormant (10⁹)', 'per repetition, plain (10⁶)', 'per repetition, dormant (10⁶)', 'dormant ÷ plain',
+      'per repetition, unscaled (10⁶)', 'unscaled ÷ plain'], rows),
   ];
 }
 

@@ -21,6 +21,7 @@ import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { dormantSocket, ensureDormantDir } from './dormant-dir';
 import { withHeldTicks } from './held-ticks';
 import { installLoadHooks } from './hooks';
+import { scaleInliningBudgets } from './inlining-budget';
 import { forgetOwnModules } from './own-code';
 import { install } from './runtime';
 
@@ -46,6 +47,7 @@ if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
     const rt = install();
     rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
     installLoadHooks(rt, { always: true });
+    if (wt.isMainThread) scaleInliningBudgets((t) => rt.note(t));
     if (wt.isMainThread) listen();
   } catch (e) {
     process.stderr.write(`paranode: dormant agent not started: ${(e as Error).message}\n`);

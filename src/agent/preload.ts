@@ -8,6 +8,8 @@ import * as fs from 'fs';
 import * as wt from 'worker_threads';
 import { AGENT_ENV, AgentConfig } from './config';
 import { start } from './bootstrap';
+import { scaleInliningBudgets } from './inlining-budget';
+import { install } from './runtime';
 
 const ENV_DATA = 'paranode.agent';
 // Node's loader-hooks thread runs the preload too: nothing of ours belongs there
@@ -26,6 +28,8 @@ if (raw && !loaderThread) {
     }
     // the relay worker (started by start()) must not get it: set for the program's workers after
     start(config, true);
+    // every module is prepared from here on: V8 judges the larger prepared code by the plain code's measure
+    if (wt.isMainThread && config.prepareOnLoad) scaleInliningBudgets((t) => install().note(t));
     if (wt.isMainThread) wt.setEnvironmentData(ENV_DATA, text);
   } catch (e) {
     process.stderr.write(`paranode: agent not started: ${(e as Error).message}\n`);

@@ -276,6 +276,11 @@ export class Runtime {
    */
   private readonly liveEdited = new Map<string, string>();
 
+  /** a remark for the tool's session */
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
   noteLiveEdit(filename: string, scriptId: string): void {
     this.liveEdited.set(filename, scriptId);
   }
