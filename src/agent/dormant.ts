@@ -47,8 +47,10 @@ if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
     const rt = install();
     rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
     installLoadHooks(rt, { always: true });
-    if (wt.isMainThread) scaleInliningBudgets((t) => rt.note(t));
-    if (wt.isMainThread) listen();
+    if (wt.isMainThread) {
+      scaleInliningBudgets((t) => rt.note(t));
+      listen();
+    }
   } catch (e) {
     process.stderr.write(`paranode: dormant agent not started: ${(e as Error).message}\n`);
   }

@@ -15,40 +15,34 @@
 // already compiled plain there.
 import * as v8 from 'v8';
 
-/** V8's defaults of the budgets scaled, by V8 major version (not readable at run time) */
-const DEFAULTS: Record<number, Record<string, number>> = {
-  // Node 22
-  12: { 'max-inlined-bytecode-size': 460, 'max-inlined-bytecode-size-cumulative': 920, 'max-maglev-inlined-bytecode-size': 100, 'max-maglev-inlined-bytecode-size-cumulative': 920 },
-  // Node 24
-  13: { 'max-inlined-bytecode-size': 460, 'max-inlined-bytecode-size-cumulative': 920, 'max-maglev-inlined-bytecode-size': 460, 'max-maglev-inlined-bytecode-size-cumulative': 920 },
-  // Node 26
-  14: { 'max-inlined-bytecode-size': 460, 'max-inlined-bytecode-size-cumulative': 920, 'max-maglev-inlined-bytecode-size': 100, 'max-maglev-inlined-bytecode-size-cumulative': 920 },
-};
+/** V8's defaults of the budgets scaled (not readable at run time): TurboFan's, the same on Node 22, 24 and 26 */
+const TURBOFAN = { 'max-inlined-bytecode-size': 460, 'max-inlined-bytecode-size-cumulative': 920 };
+/** Maglev's per-callee limit by V8 major version (Node 22, 24, 26); its cumulative one is 920 on each */
+const MAGLEV_PER_CALLEE: Record<number, number> = { 12: 100, 13: 460, 14: 100 };
 
 /** how much larger the budgets are made; PARANODE_INLINING_SCALE overrides (1: V8's own) */
 export const INLINING_SCALE = 2;
 
 /**
  * Scale V8's inlining budgets for a program prepared from its first line (main
- * thread: V8's flags are the process's). Returns the flags set, or why none
- * were, also told to `note`: the program's own inlining flags are left as they
- * are, and so is a V8 whose defaults are not known here.
+ * thread: V8's flags are the process's). Where they are left as they are (the
+ * program sets its own inlining flags, or this V8's defaults are not known
+ * here), `note` is told why.
  */
-export function scaleInliningBudgets(note: (text: string) => void, env: NodeJS.ProcessEnv = process.env): { flags: string[] } | { skipped: string } {
-  const r = scaled(env);
-  if ('skipped' in r) note(`V8's inlining budgets left as they are (${r.skipped}): the prepared program inlines less than the plain one`);
-  return r;
+export function scaleInliningBudgets(note: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+  const skipped = scale(env);
+  if (skipped) note(`V8's inlining budgets left as they are (${skipped}): the prepared program inlines less than the plain one`);
 }
 
-function scaled(env: NodeJS.ProcessEnv): { flags: string[] } | { skipped: string } {
-  const scale = env.PARANODE_INLINING_SCALE === undefined ? INLINING_SCALE : Number(env.PARANODE_INLINING_SCALE);
-  if (!(scale > 0) || scale === 1) return { skipped: `PARANODE_INLINING_SCALE=${env.PARANODE_INLINING_SCALE}` };
+/** Set the scaled flags; or why not. */
+function scale(env: NodeJS.ProcessEnv): string | null {
+  const factor = env.PARANODE_INLINING_SCALE === undefined ? INLINING_SCALE : Number(env.PARANODE_INLINING_SCALE);
+  if (!(factor > 0) || factor === 1) return `PARANODE_INLINING_SCALE=${env.PARANODE_INLINING_SCALE}`;
   const own = [...process.execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].find((f) => /^--(no-)?(turbo|maglev)[-_]inlining\b|inlined[-_]bytecode[-_]size|inline[-_]depth/.test(f));
-  if (own) return { skipped: `the program sets ${own}` };
-  const major = Number(process.versions.v8.split('.')[0]);
-  const defaults = DEFAULTS[major];
-  if (!defaults) return { skipped: `V8 ${process.versions.v8}: its inlining budgets are not known to this paranode` };
-  const flags = Object.entries(defaults).map(([name, value]) => `--${name}=${Math.round(value * scale)}`);
-  for (const f of flags) v8.setFlagsFromString(f);
-  return { flags };
+  if (own) return `the program sets ${own}`;
+  const maglev = MAGLEV_PER_CALLEE[Number(process.versions.v8.split('.')[0])];
+  if (maglev === undefined) return `V8 ${process.versions.v8}: its inlining budgets are not known to this paranode`;
+  const defaults = { ...TURBOFAN, 'max-maglev-inlined-bytecode-size': maglev, 'max-maglev-inlined-bytecode-size-cumulative': 920 };
+  for (const [name, value] of Object.entries(defaults)) v8.setFlagsFromString(`--${name}=${Math.round(value * factor)}`);
+  return null;
 }
