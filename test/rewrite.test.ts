@@ -85,6 +85,14 @@ const CASES: Record<string, string> = {
     const frame = (fn) => { try { fn(); } catch (e) { return e.stack.split('\\n')[1].replace(/\\(?[^ (]*?:\\d+:\\d+\\)?$/, '').trim(); } };
     function t(c){ return c ? function(){ throw new Error('a'); } : () => { throw new Error('b'); }; } const u = () => () => { throw new Error('c'); };
     out.push(frame(t(1)), frame(t(0)), frame(u()), frame(f()) === undefined);`,
+  'loops: labels, bodies without braces, every way out': `function f(n){ const r = []; a: b: for (let i = 0; i < n; i++) { for (let j = 0; j < 3; j++) { if (j === 1) continue a; if (i === 3) break b; r.push(i, j); } } return r; }
+    function g(){ let k = 0; if (k) for (;;) k++; else while (k < 3) k++; do k += 2; while (k < 9)
+    for (const x of [1]) for (const y in {a: 1}) k += x + y.length; for (;k < 20;) k++
+    return k; }
+    function h(){ for (let i = 0; ; i++) if (i === 2) return i; } function t(){ try { for (const x of [1, 2]) { throw new Error('e' + x); } } catch (e) { return e.message; } }
+    const fs = []; for (let i = 0; i < 3; i++) fs.push(() => i); function* gen(){ for (let i = 0; i < 3; i++) yield i; } const it = gen(); it.next();
+    async function w(){ let s = 0; for await (const v of [Promise.resolve(1), 2]) s += await v; return s; }
+    out.push(f(5), g(), h(), t(), fs.map((x) => x()), it.return(7), [...gen()], await w(), String(f).length, (function(){ for (var v = 0; v < 2; v++); return v; })());`,
 };
 
 /** cases where a call entered and its exit is not seen: a generator left suspended, a return inside `with` (reported unslotted) */
@@ -96,11 +104,14 @@ for (const [name, body] of Object.entries(CASES)) {
     assert.doesNotMatch(original, /threw SyntaxError/, 'the case itself must be valid');
     const off = await runVariant(body, 'off');
     assert.equal(off, original, `slots off\n--- prepared:\n${preparedText(body)}`);
-    const [entries, exits] = [count('pn_entry'), count('pn_exit')];
+    const [entries, exits, loops, loopExits, trips] = [count('pn_entry'), count('pn_exit'), count('pn_loop'), count('pn_loopexit'), count('pn_trip')];
     const on = await runVariant(body, 'on');
     assert.equal(on, original, `slots on\n--- prepared:\n${preparedText(body)}`);
     assert.ok(count('pn_entry') > entries, 'the counters ran');
+    if (/\b(for|while)\b/.test(body)) assert.ok(count('pn_trip') > trips, 'the loops\' counters ran');
     // every call that entered left once (by return, end or exception)
     if (!SUSPENDED.has(name)) assert.equal(count('pn_exit') - exits, count('pn_entry') - entries, 'exits against entries');
+    // every loop that started ended once (by its condition, break, continue to an outer label, return, throw, a generator closed in it)
+    if (!SUSPENDED.has(name)) assert.equal(count('pn_loopexit') - loopExits, count('pn_loop') - loops, 'loop exits against loop entries');
   });
 }

@@ -23,6 +23,9 @@ export const PROBES = [
   '/Code/**.calls postInsn: n_call_post++',
   '/Code/**.await: n_await++',
   '/Code/**.resume: n_resume++',
+  '/Code/**.loops: n_loop++',
+  '/Code/**.loops postInsn: n_loop_exit++',
+  '/Code/**.trips: n_trip++',
 ];
 
 let specs: ProbeSpec[] | null = null;

@@ -7,7 +7,7 @@ import type { FunctionInfo, PointInfo, ScriptAnalysis } from '../analysis/functi
 import type { ScriptLayout } from '../instrument/layout';
 import type { PreparedScript } from '../instrument/transform';
 
-const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'resume'];
+const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'resume', 'trip'];
 const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
 
 type Rest = Omit<PreparedScript, 'code'>;

@@ -9,7 +9,7 @@ import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { isMainThread } from 'worker_threads';
 import { fileURLToPath } from 'url';
-import { pointMatches } from '../analysis/point-select';
+import { pointMatches, slotOf } from '../analysis/point-select';
 import { describePoint, sampleKey } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
@@ -562,7 +562,7 @@ export class Runtime {
       const fn = rec.analysis.functions[f];
       for (const p of fn.points) {
         if (!pointMatches(spec.point, p, fn.points)) continue;
-        const slot = 2 * p.index + (spec.where === 'postInsn' && p.kind === 'call' ? 1 : 0);
+        const slot = slotOf(spec.point, spec.where, p);
         const key = `${rec.no}:${f}:${slot}`;
         const list = this.at.get(key) ?? [];
         const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet, rec, f) };

@@ -8,7 +8,11 @@ import * as vm from 'vm';
 import { moduleNameOf } from './module-name';
 import { loadSourceMap, originalPosition } from './sourcemap';
 
-export type PointKind = 'entry' | 'exit' | 'call' | 'loop' | 'await' | 'resume';
+/**
+ * A loop is two points: `loop` (its entry before the loop statement and its labels,
+ * its exit after it, however it ends) and `trip` (each iteration, at its body's start).
+ */
+export type PointKind = 'entry' | 'exit' | 'call' | 'loop' | 'trip' | 'await' | 'resume';
 
 export interface PointInfo {
   /** index within the function */
@@ -381,7 +385,12 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
           else if (parent?.type === 'ThrowStatement') f.pointNoSlot.set(p.index, 'the operand of a throw: Node prints an uncaught exception\'s line as written');
         }
-      } else if (LOOP_TYPES.has(n.type)) addPoint(f, 'loop', n.start, n);
+      } else if (LOOP_TYPES.has(n.type)) {
+        // the loop's slot goes around its labels too (`continue L` needs L right on the loop)
+        n.__slotStart = n.__labelStart ?? n.start;
+        addPoint(f, 'loop', n.start, n);
+        addPoint(f, 'trip', n.body.start, n.body);
+      }
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
         addPoint(f, 'await', n.start, n);
         addPoint(f, 'resume', n.end, n);
@@ -400,6 +409,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         for (let i = f.points.length - 1; i >= 0 && f.pointNodes[i] === n; i--) f.pointNoSlot.set(i, 'inside a with statement: a slot would be looked up on its object');
       }
     }
+    if (n.type === 'LabeledStatement') n.body.__labelStart = n.__labelStart ?? n.start;
     if (n.type === 'WithStatement') {
       visit(n.object, n, parent, curFn, curStrict, curCtx);
       visit(n.body, n, parent, curFn, curStrict, { ...curCtx, inWith: true });

@@ -1,5 +1,8 @@
 // Which points of a function a selector names (entry, exit, throw, calls,
-// call:<callee>, inner:<callee>, await, resume). Call sites are a function's
+// call:<callee>, inner:<callee>, await, resume, loops (every loop's entry), trips
+// (every loop's iterations); of one loop loop:<name> (its entry),
+// loopexit:<name>, trip:<name> (each iteration), loopawait:<name> and
+// loopresume:<name> (the function's suspensions inside it)). Call sites are a function's
 // calls to one callee, named by the callee's last name (`x.y.digest(...)` and
 // `digest(...)` are both calls to `digest`). Used by the runtime in the target
 // and by the tool (focus, cost prediction), so both agree. No imports: the
@@ -29,6 +32,32 @@ export function isInnerCall(want: string, p: PointInfo, points: readonly PointIn
   return calls.some((q) => q.callee !== undefined && calleeMatches(want, q.callee) && within(p, q) && !calls.some((r) => within(p, r) && within(r, q)));
 }
 
+/**
+ * A loop's name within its function: `loop@<line>`, or `loop@<line>:<column>`
+ * where another loop of the function starts on the same line (minified code).
+ */
+export function loopName(p: PointInfo, points: readonly PointInfo[]): string {
+  const shared = points.some((q) => q !== p && q.kind === 'loop' && q.line === p.line);
+  return shared ? `loop@${p.line}:${p.column}` : `loop@${p.line}`;
+}
+
+/** The selector of a loop's point named in MDL (`.entry` of a loop is `loop:<name>`), or null: a loop has no such point. */
+export function loopSelector(attr: string, name: string): string | null {
+  const kind = ({ entry: 'loop', exit: 'loopexit', trips: 'trip', await: 'loopawait', resume: 'loopresume' } as Record<string, string>)[attr];
+  return kind ? `${kind}:${name}` : null;
+}
+
+/** The loop a loop-selector names (`loop:loop@12` and the like), or null. */
+function namedLoop(sel: string, points: readonly PointInfo[]): PointInfo | null {
+  const name = sel.slice(sel.indexOf(':') + 1);
+  return points.find((q) => q.kind === 'loop' && loopName(q, points) === name) ?? null;
+}
+
+/** The handler slot a selector's placement runs in: after a call (postInsn) and after a loop (postInsn, or loopexit:) are the point's second slot. */
+export function slotOf(sel: string, where: 'preInsn' | 'postInsn', p: PointInfo): number {
+  return 2 * p.index + (((p.kind === 'call' || p.kind === 'loop') && where === 'postInsn') || (p.kind === 'loop' && sel.startsWith('loopexit:')) ? 1 : 0);
+}
+
 /** Does the selector name this point of a function (`points`: all of the function's)? */
 export function pointMatches(sel: string, p: PointInfo, points: readonly PointInfo[]): boolean {
   switch (sel) {
@@ -38,9 +67,17 @@ export function pointMatches(sel: string, p: PointInfo, points: readonly PointIn
     case 'calls': return p.kind === 'call';
     case 'await': return p.kind === 'await';
     case 'resume': return p.kind === 'resume';
+    case 'loops': return p.kind === 'loop';
+    case 'trips': return p.kind === 'trip';
     default:
       if (sel.startsWith('call:')) return p.kind === 'call' && p.callee !== undefined && calleeMatches(sel.slice(5), p.callee);
       if (sel.startsWith('inner:')) return isInnerCall(sel.slice(6), p, points);
+      if (sel.startsWith('loop:') || sel.startsWith('loopexit:')) return p.kind === 'loop' && namedLoop(sel, points) === p;
+      if (sel.startsWith('trip:')) return p.kind === 'trip' && namedLoop(sel, points) === points[p.index - 1];
+      if (sel.startsWith('loopawait:') || sel.startsWith('loopresume:')) {
+        const l = namedLoop(sel, points);
+        return !!l && p.kind === (sel.startsWith('loopawait:') ? 'await' : 'resume') && l.pos <= p.pos && p.end <= l.end;
+      }
       return false;
   }
 }

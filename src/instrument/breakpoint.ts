@@ -85,6 +85,9 @@ export function pickBreakLocation(fn: FunctionInfo, p: PointInfo, locs: BreakLoc
       const own = locs.find((l) => l.type === 'call' && within(l) && !nested.some((q) => l.offset >= map(q.pos) && l.offset <= map(q.end)));
       return own ?? 'no call location';
     }
+    case 'loop':
+    case 'trip':
+      return 'a loop has slots only in a program prepared at load (the dormant agent, or launched by paranode)';
     default:
       return `a breakpoint cannot mark ${p.kind} points`;
   }

@@ -4,13 +4,13 @@
 //   /Code/lib/*.js/*.calls postInsn append: stopTimer(t)
 //   /Code/app.js/main.call(parse): n++
 
-import { compileSnippet } from './snippet';
+import { compileSnippet, PointClass } from './snippet';
 
 export interface ProbeRequest {
   text: string;
   /** the resource glob, e.g. /Code/lib/*.js/parse */
   resource: string;
-  /** entry | exit | throw (exits by exception) | calls | call:<callee> | await | resume */
+  /** entry | exit | throw (exits by exception) | calls | call:<callee> | await | resume | loops (each loop's entry) | trips (each iteration) */
   point: string;
   where: 'preInsn' | 'postInsn';
   order: 'append' | 'prepend';
@@ -24,12 +24,12 @@ export class ProbeSyntaxError extends Error {
   }
 }
 
-const PROBE_RE = /^\s*(\/Code\/.+?)\.(entry|exit|throw|calls|await|resume|call\(([^)]*)\))((?:\s+(?:preInsn|postInsn|append|prepend))*)\s*:(.*)$/s;
+const PROBE_RE = /^\s*(\/Code\/.+?)\.(entry|exit|throw|calls|await|resume|loops|trips|call\(([^)]*)\))((?:\s+(?:preInsn|postInsn|append|prepend))*)\s*:(.*)$/s;
 /** the same shape, loosely: to say which part of a probe that does not match is wrong */
 const LOOSE_RE = /^(\s*)(\S+?)\.([^\s.:(]*)(\([^)]*\)?)?((?:\s+[^\s:]+)*)\s*:/s;
-const POINT_WORDS = ['entry', 'exit', 'throw', 'calls', 'await', 'resume'];
+const POINT_WORDS = ['entry', 'exit', 'throw', 'calls', 'await', 'resume', 'loops', 'trips'];
 const PLACEMENT_WORDS = ['preInsn', 'postInsn', 'append', 'prepend'];
-const EXPECTED = "expected '/Code/<module>/<function>.(entry|exit|throw|calls|call(<callee>)|await|resume) [preInsn|postInsn] [append|prepend]: <snippet>'";
+const EXPECTED = "expected '/Code/<module>/<function>.(entry|exit|throw|calls|call(<callee>)|await|resume|loops|trips) [preInsn|postInsn] [append|prepend]: <snippet>'";
 
 /**
  * Read a probe: its resource, point, placement and snippet, the snippet
@@ -113,8 +113,11 @@ export function pathGlobToRegex(glob: string): string {
 }
 
 /** The snippet context of a point selector. */
-export function pointClass(point: string): 'entry' | 'exit' | 'call' | 'await' | 'resume' {
+export function pointClass(point: string): PointClass {
   if (point === 'calls' || point.startsWith('call:') || point.startsWith('inner:')) return 'call';
+  if (/^(loop|loopexit|trip):/.test(point) || point === 'trips' || point === 'loops') return 'loop';
+  if (point.startsWith('loopawait:')) return 'await';
+  if (point.startsWith('loopresume:')) return 'resume';
   if (point === 'throw') return 'exit';
   return point as 'entry' | 'exit' | 'await' | 'resume';
 }

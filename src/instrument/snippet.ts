@@ -10,7 +10,8 @@ export class SnippetError extends Error {
   }
 }
 
-export type PointClass = 'entry' | 'exit' | 'call' | 'await' | 'resume';
+/** 'loop': a loop's entry, exit or iteration (no arguments, value or this there) */
+export type PointClass = 'entry' | 'exit' | 'call' | 'await' | 'resume' | 'loop';
 
 type Node = acorn.Node & Record<string, any>;
 

@@ -38,6 +38,8 @@
 //   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
 //                                                    one (or nothing); callee text untouched
 //   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
+//   loop       {if(G)G[e]();try{L: for(...)...}finally{if(G)G[e+1]()}}   entry and exit, labels inside
+//   trip       for(...){if(G)G[t]();...}  or  for(...){if(G)G[t]();stmt}   each iteration (load only)
 // Points where a slot would be observable (inside `with`, a call in an optional
 // chain after its `?.`) get none and are reported.
 // Handler slot numbering: G[2k] is the (pre) handler of point k, G[2k+1] the
@@ -196,6 +198,23 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             // bare `yield`: it yields undefined, as the suspend slot gives back
             wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, ` $pnP(${G},${slot},void 0${suspended})${resumed})`);
           }
+          break;
+        }
+        case 'loop': {
+          // entry before the loop and its labels, exit in a finally: a break, a return, a throw
+          // or a generator closed inside all leave through it. A block is a statement wherever
+          // the loop was one (the body of an if or of another loop included)
+          const loop = pn!;
+          if (mode !== 'load') { noSlot(p.index, 'loops get slots only in programs prepared at load'); break; }
+          wrap(f.index, p.index, loop.__slotStart ?? loop.start, loop.end, `{if(${G})${G}[${slot}]();try{`, `}finally{if(${G})${G}[${slot + 1}]()}}`);
+          break;
+        }
+        case 'trip': {
+          if (mode !== 'load') { noSlot(p.index, 'loops get slots only in programs prepared at load'); break; }
+          // first in each iteration: after the body's '{', or a statement body made a block
+          // (a loop's body can declare nothing lexically: a block around it changes no scope)
+          if (pn!.type === 'BlockStatement') plain(f.index, p.index, pn!.start + 1, `if(${G})${G}[${slot}]();`, 2);
+          else wrap(f.index, p.index, pn!.start, pn!.end, `{if(${G})${G}[${slot}]();`, '}');
           break;
         }
         default:

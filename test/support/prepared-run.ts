@@ -1,6 +1,6 @@
 // Runs a piece of JavaScript three ways in this process: as written, prepared
 // with every slot off, and prepared with a counter at every point (entry,
-// exit, each call before and after, await and resume) through the real
+// exit, each call before and after, await and resume, each loop's entry, exit and iterations) through the real
 // in-target runtime. The program's observable results must not differ.
 import * as util from 'util';
 import * as vm from 'vm';
@@ -16,10 +16,11 @@ let probesOn = false;
 function placeProbes(): void {
   if (probesOn) return;
   probesOn = true;
-  const at: [string, 'preInsn' | 'postInsn', string, 'entry' | 'exit' | 'call' | 'await' | 'resume'][] = [
+  const at: [string, 'preInsn' | 'postInsn', string, 'entry' | 'exit' | 'call' | 'await' | 'resume' | 'loop'][] = [
     ['entry', 'preInsn', 'pn_entry++', 'entry'], ['exit', 'preInsn', 'pn_exit++', 'exit'],
     ['calls', 'preInsn', 'pn_call++', 'call'], ['calls', 'postInsn', 'pn_ret++', 'call'],
     ['await', 'preInsn', 'pn_await++', 'await'], ['resume', 'preInsn', 'pn_resume++', 'resume'],
+    ['loops', 'preInsn', 'pn_loop++', 'loop'], ['loops', 'postInsn', 'pn_loopexit++', 'loop'], ['trips', 'preInsn', 'pn_trip++', 'loop'],
   ];
   at.forEach(([point, where, text, cls], i) => {
     const spec: ProbeSpec = { id: 900_000 + i, match: '^on-.*$', point, where, order: 'append', snippet: compileSnippet(text, { point: cls }) };
