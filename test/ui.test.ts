@@ -172,13 +172,19 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   await page.click('#tab-resources');
   await page.click(`${row} .disable`);
   await page.waitForSelector(row, { state: 'detached' });
-  // loops are in the tree; no metric can be focused on one yet, and the page says so
+  // loops are in the tree: burn()'s loop counts its iterations, 200,000 a call
   await page.fill('#resource-search', 'loop');
   await page.waitForSelector(`.res[data-path="${fn}"]`, { state: 'detached' });
   const loop = '/Code/ui-target.js/burn/loop@10';
   await select(page, loop);
+  await page.selectOption('#metric', 'loop_trips');
   await page.click('#predict');
-  await page.waitForFunction(() => /no metric can be focused on a loop yet/.test(document.querySelector('#ui-error')?.textContent ?? ''));
+  await page.waitForFunction(() => /predicted cost/.test(document.querySelector('#prediction')?.textContent ?? ''));
+  await page.click('#enable');
+  const loopRow = `#enabled [data-key="loop_trips@${loop}"]`;
+  await page.waitForSelector(loopRow);
+  // (a sample may land inside a call of burn: a whole number of calls shows at one between them)
+  await page.waitForFunction((sel) => { const n = Number(document.querySelector(sel)?.getAttribute('data-total')); return n > 0 && n % 200000 === 0; }, loopRow);
 
   // the program ends: the page says so, keeps what it showed, and nothing listens
   child.stdin!.write('exit\n');

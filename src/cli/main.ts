@@ -5,6 +5,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { faultPoint } from '../inspector/fault-injection';
 import { parseProbes } from '../instrument/probe';
+import { loopName } from '../analysis/point-select';
 import { callPathProbes, Session } from '../session/session';
 import { parsePathLength, type PathLength } from '../data/call-path-profile';
 import { formatOf } from '../data/profile-export';
@@ -247,7 +248,12 @@ async function main(argv: string[]): Promise<void> {
           const counts = new Map<string, number>();
           for (const p of r.points) counts.set(p.kind, (counts.get(p.kind) ?? 0) + 1);
           process.stdout.write(`${r.path}  line ${r.line}  ${[...counts].map(([k, n]) => `${k}:${n}`).join(' ')}  [${HOW[r.prepared]}]\n`);
-          if (opts.points) for (const p of r.points) process.stdout.write(`    ${p.kind}${p.exit ? `(${p.exit})` : ''} ${p.line}:${p.column + 1}${p.callee ? ` ${p.callee}` : ''}\n`);
+          if (opts.points) {
+            for (const p of r.points) {
+              const loop = p.kind === 'loop' ? ` ${r.path}/${loopName(p, r.points)}` : '';
+              process.stdout.write(`    ${p.kind}${p.exit ? `(${p.exit})` : ''} ${p.line}:${p.column + 1}${p.callee ? ` ${p.callee}` : ''}${loop}\n`);
+            }
+          }
         }
       } finally {
         await s.detach();

@@ -65,7 +65,8 @@ export type ListRef =
 /** a resource: $constraint[i] or a foreach variable */
 export type ResourceRef = { kind: 'constraint'; index: number; pos: Pos } | { kind: 'var'; name: string; pos: Pos };
 
-export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'inner' | 'await' | 'resume';
+/** a function's loops (each loop's entry) and trips (each iteration of each loop); a loop's entry, exit, trips, await and resume (the function's, inside the loop) */
+export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'inner' | 'await' | 'resume' | 'loops' | 'trips';
 
 export interface PointRef { of: ResourceRef; attr: PointAttr; callee?: string; pos: Pos }
 

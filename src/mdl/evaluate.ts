@@ -4,7 +4,8 @@
 // (the other part runs in the target as snippets).
 import * as acorn from 'acorn';
 import type { ConstraintDecl, ListRef, MetricDecl, PointRef, ResourceRef, Stmt } from './ast';
-import { MdlLibrary, visitIdentifiers } from './library';
+import { LOOP_LEVEL, MdlLibrary, visitIdentifiers } from './library';
+import { loopSelector } from '../analysis/point-select';
 
 export class FocusError extends Error {}
 
@@ -13,6 +14,8 @@ export type FocusPart =
   | { hierarchy: '/Code'; kind: 'function' | 'module'; path: string }
   /** the calls a function makes to one callee (by its last name): /Code/<module>/<function>/<callee>() */
   | { hierarchy: '/Code'; kind: 'callsite'; path: string; fn: string; callee: string }
+  /** a loop of a function: /Code/<module>/<function>/loop@<line>[:<column>] */
+  | { hierarchy: '/Code'; kind: 'loop'; path: string; fn: string; loop: string }
   | { hierarchy: '/Thread'; path: string; pid: number; thread: string }
   | { hierarchy: '/Process'; path: string; pid: number }
   | { hierarchy: '/Machine'; path: string; host: string }
@@ -52,7 +55,7 @@ export interface Plan {
 }
 
 /** The constraint hierarchy of each level of /Code. */
-const CODE_LEVEL = { module: '/Code', function: '/Code/*', callsite: '/Code/*/*' } as const;
+const CODE_LEVEL = { module: '/Code', function: '/Code/*', callsite: '/Code/*/*', loop: LOOP_LEVEL } as const;
 
 /** Which of the metric's constraints applies to a focus part (or why none does). */
 export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): ConstraintDecl {
@@ -63,7 +66,7 @@ export function constraintFor(lib: MdlLibrary, m: MetricDecl, part: FocusPart): 
     ? allowed.find((x) => x.hierarchy !== '/SyncObject' && (part.path === x.hierarchy || part.path.startsWith(x.hierarchy + '/')))
     : allowed.find((x) => x.hierarchy === want);
   if (c) return c;
-  const what = part.hierarchy === '/Code' ? `${part.kind === 'callsite' ? 'a call site' : part.kind === 'function' ? 'a function' : 'a module'} (${want})` : part.hierarchy === '/SyncObject' ? part.path : want;
+  const what = part.hierarchy === '/Code' ? `${{ callsite: 'a call site', loop: 'a loop', function: 'a function', module: 'a module' }[part.kind]} (${want})` : part.hierarchy === '/SyncObject' ? part.path : want;
   throw new FocusError(`metric ${m.name} cannot be constrained to ${what}: it allows ${allowed.length ? allowed.map((x) => `${x.name} (${x.hierarchy})`).join(', ') : 'no constraint'}`);
 }
 
@@ -120,7 +123,8 @@ const usesWallTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(u
  * Resource paths: a function glob, or a module path (a module's functions are
  * `<module>/*`), or a call site: the function's calls to one callee.
  */
-type Value = { kind: 'function' | 'module'; path: string; optional: boolean } | { kind: 'callsite'; path: string; callee: string; optional: boolean };
+type Value = { kind: 'function' | 'module'; path: string; optional: boolean } | { kind: 'callsite'; path: string; callee: string; optional: boolean }
+  | { kind: 'loop'; path: string; loop: string; optional: boolean };
 
 function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, names: Map<string, string>, flags: string[], where: string): Placement[] {
   const out: Placement[] = [];
@@ -131,6 +135,9 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
     if (part.kind === 'callsite') {
       if (r.index === 0) return { kind: 'callsite', path: part.fn, callee: part.callee, optional: false };
       if (r.index === 1) return { kind: 'function', path: part.fn, optional: false };
+    } else if (part.kind === 'loop') {
+      if (r.index === 0) return { kind: 'loop', path: part.fn, loop: part.loop, optional: false };
+      if (r.index === 1) return { kind: 'function', path: part.fn, optional: false };
     } else if (r.index === 0) return { kind: part.kind, path: part.path, optional: false };
     if (r.index === 1 && part.kind === 'function') return { kind: 'module', path: part.path.slice(0, part.path.lastIndexOf('/')), optional: false };
     throw new FocusError(`${where}: $constraint[${r.index}] is not bound for ${part.path}`);
@@ -139,7 +146,7 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
     if (l.kind === 'procedures') return [{ kind: 'function', path: '/Code/**', optional: true }];
     if (l.kind === 'attr') {
       const r = resource(l.of, vars);
-      if (r.kind !== 'module') throw new FocusError(`${where}: .funcs of ${r.path}, which is a ${r.kind === 'callsite' ? 'call site' : 'function'}, not a module`);
+      if (r.kind !== 'module') throw new FocusError(`${where}: .funcs of ${r.path}, which is a ${r.kind === 'callsite' ? 'call site' : r.kind === 'loop' ? 'loop' : 'function'}, not a module`);
       return [{ kind: 'function', path: `${r.path}/*`, optional: false }];
     }
     const decl = lib.lists.get(l.name)!;
@@ -153,6 +160,11 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
       // a call site's points: its calls (before and after each), and the calls its receiver and arguments make
       if ((p.attr !== 'calls' && p.attr !== 'inner') || p.callee) throw new FocusError(`${where}: the call site ${r.path}/${r.callee}() has only the points .calls and .inner, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
       return { resource: r.path, point: `${p.attr === 'calls' ? 'call' : 'inner'}:${r.callee}`, optional: r.optional };
+    }
+    if (r.kind === 'loop') {
+      const sel = p.callee ? null : loopSelector(p.attr, r.loop);
+      if (!sel) throw new FocusError(`${where}: the loop ${r.path}/${r.loop} has only the points .entry, .exit, .trips, .await and .resume, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
+      return { resource: r.path, point: sel, optional: r.optional };
     }
     if (p.attr === 'inner') throw new FocusError(`${where}: .inner is a point of a call site (/Code/<module>/<function>/<callee>()), not of the function ${r.path}`);
     return { resource: r.path, point: p.callee ? `call:${p.callee}` : p.attr, optional: r.optional };

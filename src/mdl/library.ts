@@ -9,11 +9,14 @@ import type { ConstraintDecl, Decl, ListDecl, MetricDecl, Pos, Stmt } from './as
 import { MdlError, parseMdl } from './parser';
 import { compileSnippet, SnippetError } from '../instrument/snippet';
 import { pointClass } from '../instrument/probe';
+import { loopSelector } from '../analysis/point-select';
 
 export const STANDARD_MDL = path.resolve(__dirname, '..', '..', '..', 'mdl', 'standard.mdl');
 
 /** the hierarchies a focus can name a resource of */
 export const HIERARCHIES = ['/Code', '/Process', '/Thread', '/SyncObject', '/Machine', '/CallPath'];
+/** the constraint hierarchy of a loop, /Code/<module>/<function>/loop@<line> */
+export const LOOP_LEVEL = '/Code/*/loop@*';
 
 /** thread values the runtime measures itself (base is thread "<name>") */
 export const THREAD_VALUES: Record<string, { units: 'seconds' | 'fraction' }> = {
@@ -98,7 +101,7 @@ function check(d: Decl, lists: Map<string, ListDecl>, constraints: Map<string, C
       throw new MdlError(`constraint ${d.name}: a placement constraint applies to /Thread, /Process or /Machine`, d.pos);
     }
     // a flag constraint's variable is its own name; a replace constraint's is the metric's (checked per metric)
-    if (d.type === 'counter') checkBody(d.body, lists, new Set(), `constraint ${d.name}`, d.name, 'counter');
+    if (d.type === 'counter') checkBody(d.body, lists, new Set(), `constraint ${d.name}`, d.name, 'counter', undefined, d.hierarchy === LOOP_LEVEL);
     return;
   }
   for (const c of d.constraints) {
@@ -116,7 +119,7 @@ function check(d: Decl, lists: Map<string, ListDecl>, constraints: Map<string, C
   } else checkBody(d.base.body, lists, flags, `metric ${d.name}`, d.name, d.base.type);
   for (const c of d.constraints) {
     const con = constraints.get(c.name)!;
-    if (con.type === 'replace' && d.base.type !== 'path') checkBody(con.body, lists, new Set(), `constraint ${con.name} (for metric ${d.name})`, d.name, d.base.type === 'thread' ? null : d.base.type, con.name);
+    if (con.type === 'replace' && d.base.type !== 'path') checkBody(con.body, lists, new Set(), `constraint ${con.name} (for metric ${d.name})`, d.name, d.base.type === 'thread' ? null : d.base.type, con.name, con.hierarchy === LOOP_LEVEL);
   }
 }
 
@@ -126,7 +129,7 @@ function check(d: Decl, lists: Map<string, ListDecl>, constraints: Map<string, C
  * constraint's, and the flags of the metric's constraints).
  */
 function checkBody(body: Stmt[], lists: Map<string, ListDecl>, flags: Set<string>, where: string, variable: string,
-  kind: 'counter' | 'wallTimer' | 'processTimer' | null, alias?: string): void {
+  kind: 'counter' | 'wallTimer' | 'processTimer' | null, alias?: string, loop = false): void {
   const walk = (stmts: Stmt[], vars: Set<string>) => {
     for (const s of stmts) {
       if (s.kind === 'foreach') {
@@ -136,7 +139,7 @@ function checkBody(body: Stmt[], lists: Map<string, ListDecl>, flags: Set<string
         continue;
       }
       if (s.point.of.kind === 'var' && !vars.has(s.point.of.name)) throw new MdlError(`${where}: unknown variable ${s.point.of.name}`, s.point.of.pos);
-      const sel = s.point.callee ? `call:${s.point.callee}` : s.point.attr;
+      const sel = s.point.callee ? `call:${s.point.callee}` : loop ? loopSelector(s.point.attr, '') ?? s.point.attr : s.point.attr;
       let c;
       try {
         c = compileSnippet(s.snippet, { point: pointClass(sel) });

@@ -15,7 +15,7 @@ type TokKind = 'ident' | 'string' | 'number' | 'path' | 'snippet' | 'punct' | 'e
 interface Tok { kind: TokKind; value: string; pos: Pos }
 
 // sticky: matched where the tokenizer is, without copying the rest of the text (quadratic on long input)
-const PATH = /\/[\p{L}*_][\p{L}\p{N}\p{M}_*/.:-]*/uy;
+const PATH = /\/[\p{L}*_][\p{L}\p{N}\p{M}_*/.:@-]*/uy;
 /** names are JavaScript identifiers (a metric's name stands for its variable in snippets), non-ASCII included */
 const IDENT = /\$?[\p{ID_Start}_][\p{ID_Continue}\u200C\u200D]*/uy;
 const NUMBER = /\d+/y;
@@ -100,7 +100,7 @@ function tokenize(text: string, file: string): Tok[] {
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max']);
 const STYLES = new Set(['EventCounter', 'SampledFunction']);
 const BASES = new Set(['counter', 'wallTimer', 'processTimer', 'thread', 'path']);
-const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', await: 'await', resume: 'resume' };
+const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', await: 'await', resume: 'resume', trips: 'trips', loops: 'loops' };
 
 class Parser {
   private k = 0;
@@ -303,7 +303,7 @@ class Parser {
     const t = this.t;
     const of = this.resourceRef();
     this.eat('.');
-    const a = this.ident('a point: entry, exit (or return), throw, calls, call("<callee>"), await or resume');
+    const a = this.ident('a point: entry, exit (or return), throw, calls, call("<callee>"), await, resume, loops, trips');
     if (a.value === 'call') {
       this.eat('(');
       const callee = this.str('the callee name in quotes').value;
@@ -311,7 +311,7 @@ class Parser {
       return { of, attr: 'calls', callee, pos: t.pos };
     }
     const attr = POINTS[a.value];
-    if (!attr) this.fail('a point: entry, exit (or return), throw, calls, call("<callee>"), await or resume', a);
+    if (!attr) this.fail('a point: entry, exit (or return), throw, calls, call("<callee>"), await, resume, loops, trips', a);
     return { of, attr, pos: t.pos };
   }
 }

@@ -5,7 +5,7 @@ import * as os from 'os';
 import type { Session } from '../session/session';
 import { FocusError, FocusPart } from '../mdl/evaluate';
 import { HIERARCHIES } from '../mdl/library';
-import { calleeName } from '../analysis/point-select';
+import { calleeName, loopName } from '../analysis/point-select';
 import { parsePathLength } from '../data/call-path-profile';
 
 const hierarchyOf = (p: string) => HIERARCHIES.find((h) => p === h || p.startsWith(h + '/'));
@@ -68,6 +68,12 @@ export function parseCallSite(p: string): { fn: string; callee: string } | null 
   return m ? { fn: m[1], callee: m[2] } : null;
 }
 
+/** A loop as a focus names it: /Code/<module>/<function>/loop@<line>[:<column>]. */
+export function parseLoop(p: string): { fn: string; loop: string } | null {
+  const m = /^(\/Code\/.+)\/(loop@\d+(?::\d+)?)$/.exec(p);
+  return m ? { fn: m[1], loop: m[2] } : null;
+}
+
 /**
  * A call path as a focus names it: /CallPath/<k>/<module>/<f1>><module>/<f2>...,
  * its last k functions (at most k of them: a path may be shorter), k a whole
@@ -91,7 +97,23 @@ export async function resolveFocus(focus: string, sessions: Session[]): Promise<
   const out: FocusPart[] = [];
   for (const p of splitFocus(focus)) {
     const cs = parseCallSite(p);
-    if (cs) {
+    const loop = parseLoop(p);
+    if (loop) {
+      let names: string[] | null = null;
+      let found = false;
+      for (const s of sessions) {
+        const r = (await s.resources(loop.fn)).find((x) => x.path === loop.fn);
+        if (!r) continue;
+        const here = r.points.filter((q) => q.kind === 'loop').map((q) => loopName(q, r.points));
+        found ||= here.includes(loop.loop);
+        names = [...new Set([...(names ?? []), ...here])];
+      }
+      if (!found) {
+        throw new FocusError(names ? `unknown loop ${p}: ${loop.fn} has ${names.length ? `the loops ${names.join(', ')}` : 'no loop'}`
+          : `unknown resource: no function ${loop.fn} (of loop ${p}) in ${sessions.map((s) => `process ${s.pid}`).join(', ')}`);
+      }
+      out.push({ hierarchy: '/Code', kind: 'loop', path: p, ...loop });
+    } else if (cs) {
       let found = false, fn = false;
       for (const s of sessions) {
         const r = (await s.resources(cs.fn)).filter((x) => x.path === cs.fn);

@@ -14,7 +14,7 @@ import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
 import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
-import { expandFocus, parseCallPathFocus, parseCallSite, resolveFocus, splitFocus } from './focus';
+import { expandFocus, parseCallPathFocus, parseCallSite, parseLoop, resolveFocus, splitFocus } from './focus';
 import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
 
 export { MetricInstance } from './instance';
@@ -67,6 +67,8 @@ function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: Co
 /** Before a program has loaded: a call site by its "()", else see guessCodeKind. */
 function guessCodePart(p: string): CodePart {
   const cs = parseCallSite(p);
+  const loop = parseLoop(p);
+  if (loop) return { hierarchy: '/Code', kind: 'loop', path: p, ...loop };
   return cs ? { hierarchy: '/Code', kind: 'callsite', path: p, ...cs } : { hierarchy: '/Code', kind: guessCodeKind(p), path: p };
 }
 

@@ -3,7 +3,7 @@
 // paths; and what the page asks for (predict, enable, disable) done through
 // the metric manager, as the command line does it.
 import * as path from 'path';
-import { calleeName } from '../analysis/point-select';
+import { calleeName, loopName } from '../analysis/point-select';
 import type { PerformanceConsultant, SearchNode } from '../consultant/search';
 import type { MdlLibrary } from '../mdl/library';
 import type { MetricInstance, MetricManager } from '../metrics/manager';
@@ -134,10 +134,6 @@ export class UiState {
       }
       const mm = this.mm;
       if (!mm) return { type: 'reply', id, error: 'no metrics can be enabled yet: the target is being started or attached' };
-      // a loop is a resource the analysis finds; no metric's constraint names it yet
-      if ((msg.type === 'predict' || msg.type === 'enable') && /\/loop@\d+(,|$)/.test(String(msg.focus))) {
-        return { type: 'reply', id, error: `no metric can be focused on a loop yet (${String(msg.focus)}): its function, or a call site in it, can` };
-      }
       if (msg.type === 'predict') {
         const p = await mm.predict(String(msg.metric), String(msg.focus ?? ''));
         return { type: 'reply', id, prediction: { cost: p.cost, points: p.points } };
@@ -222,7 +218,7 @@ export class UiState {
           for (const p of r.points) {
             const callee = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
             if (callee) add({ path: `${r.path}/${callee}()`, kind: 'callsite', pid: s.pid, label: `${callee}()`, source: `${r.module}:${p.line}` });
-            if (p.kind === 'loop') add({ path: `${r.path}/loop@${p.line}`, kind: 'loop', pid: s.pid, source: `${r.module}:${p.line}` });
+            if (p.kind === 'loop') add({ path: `${r.path}/${loopName(p, r.points)}`, kind: 'loop', pid: s.pid, source: `${r.module}:${p.line}` });
           }
         }
       }
