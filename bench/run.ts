@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
 import { benchCallPaths } from './call-paths';
+import { benchCompensation } from './compensation';
 import { benchConditionMemory } from './condition-memory';
 import { benchConsultant } from './consultant';
 import { benchCost } from './cost';
@@ -46,6 +47,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   switching: benchSwitching,
   'condition-memory': benchConditionMemory,
   'call-paths': benchCallPaths,
+  compensation: benchCompensation,
   ui: benchUi,
   'real-apps': benchRealApps,
 };

@@ -48,6 +48,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   rt.activate();
   if (config.cwd) rt.cwd = config.cwd;
   if (config.prepareOnLoad) installLoadHooks(rt);
+  if (config.prices) rt.priceHandlers(config.prices);
   for (const p of config.probes ?? []) rt.addProbe(p);
   if (config.watch) rt.watchThread(false, true);
   const previous = started();

@@ -1,4 +1,5 @@
 // What the tool hands to the agent it starts in a target.
+import type { HandlerPrices } from './intrusion';
 import type { ProbeSpec } from './runtime';
 
 export interface AgentConfig {
@@ -14,6 +15,8 @@ export interface AgentConfig {
   probes?: ProbeSpec[];
   /** launch: measure each thread's own values (CPU, wall, GC, event loop) from its start */
   watch?: boolean;
+  /** launch: timers keep their virtual time from the first line (intrusion compensation) */
+  prices?: HandlerPrices;
   /** working directory used to name modules */
   cwd?: string;
   /** launch: the NODE_OPTIONS the program was meant to have (null: none), put back once the agent has started */

@@ -7,10 +7,12 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
+import type { Intrusion } from './intrusion';
 
 /** what the instances need of the runtime: its cells and clocks */
 export interface Cells {
   readonly T: Float64Array;
+  readonly intrusion: Intrusion;
   counter(name: string): number;
   timer(name: string): number;
   readonly counterIndex: Map<string, number>;
@@ -77,6 +79,7 @@ export class Instances {
       if (cpu) this.rt.useCpuClock();
       T[i + 1] = cpu ? this.rt.cpu() : this.rt.now();
       T[i + 3] = cpu ? 1 : 0;
+      this.rt.intrusion.at(i);
     }
   }
 
@@ -84,7 +87,11 @@ export class Instances {
     const i = this.running.get(name)?.pop();
     if (i === undefined || i < 0) return;
     const T = this.rt.T;
-    if (T[i + 2] > 0 && --T[i + 2] === 0) T[i] += (T[i + 3] ? this.rt.cpu() : this.rt.now()) - T[i + 1];
+    if (T[i + 2] > 0 && --T[i + 2] === 0) {
+      const d = (T[i + 3] ? this.rt.cpu() : this.rt.now()) - T[i + 1];
+      T[i] += d;
+      this.rt.intrusion.add(i, d);
+    }
   }
 
   /** Resources seen for the first time since the last call. */

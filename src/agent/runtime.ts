@@ -14,6 +14,7 @@ import { describePoint, sampleKey } from '../analysis/describe';
 import type { ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
+import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
@@ -135,6 +136,8 @@ const OWN_DEPS = OWN_PACKAGES.flatMap((name) => {
 
 /** counters named so count handler runs per cost class (see costClass) */
 export const COST_SERIES = '_pnx:';
+/** the series of a timer's virtual time (less the handlers' work inside), its low and high bound: prefixes of the timer's name */
+export const VIRTUAL_SERIES = { low: '_pnvl:', high: '_pnvh:' } as const;
 /**
  * The cost class of the runtime's own work for the tool (samples, placing and
  * removing probes, listing scripts): counted in microseconds of the thread's
@@ -203,6 +206,8 @@ export class Runtime {
   private readonly L = new Uint32Array(MAX_COUNTERS);
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
   readonly T = new Float64Array(MAX_TIMERS * 4);
+  /** the handlers' own work inside each timer (virtual time), once the tool has priced the cost classes */
+  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen]);
   readonly counterIndex = new Map<string, number>();
   readonly timerIndex = new Map<string, number>();
   readonly scripts = new Map<number, ScriptRecord>();
@@ -479,7 +484,10 @@ export class Runtime {
    * before the first one), as the tool measured it: into the observed cost too.
    */
   chargeTool(us: number): void {
-    if (us > 0 && this.active) this.U[this.counter(COST_SERIES + TOOL_CLASS)] += Math.round(us);
+    if (us > 0 && this.active) {
+      this.U[this.counter(COST_SERIES + TOOL_CLASS)] += Math.round(us);
+      this.intrusion.tool(Math.round(us));
+    }
   }
 
   /** Run work for the tool, counting its microseconds into the observed cost. */
@@ -667,7 +675,10 @@ export class Runtime {
     const inner = list.filter((s) => !s.body.startsWith('__cp(') || (!seen.has(s.body) && !!seen.add(s.body))).map((s) => `try{${s.body}}catch(e){}`).join('');
     // every run of a handler is counted by its cost class (the observed cost multiplies
     // the counts by the calibrated cost of each class): one 32-bit add per run
-    const body = `U[${this.counter(COST_SERIES + costClass(how, inner))}]++;${inner}`;
+    const cls = costClass(how, inner);
+    // and, once the tool has priced the classes, its price added to the handlers' running sum (virtual time of timers)
+    const price = this.intrusion.priceOf(cls);
+    const body = `U[${this.counter(COST_SERIES + cls)}]++;${price ? `S[0]+=${price[0]};S[1]+=${price[1]};` : ''}${inner}`;
     // a session's first call-path handler makes the profile (or says its price again): cached handlers too
     const paths = body.includes('__cp(') ? this.callPaths() : null;
     const known = this.compiled.get(body);
@@ -677,7 +688,7 @@ export class Runtime {
     if (/__ts_c\(|__tp\(|__vs\(|__vp\(/.test(body)) this.useCpuClock();
     const inst = this.instances;
     const h = buildHandler(body, {
-      C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, now: this.now, cpu: this.cpu,
+      C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, X: this.intrusion, now: this.now, cpu: this.cpu,
       path: paths,
       cell: (name, timer, kind, x) => inst.cell(name, timer, kind, x),
       start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
@@ -875,15 +886,23 @@ export class Runtime {
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);
     const timers: [string, number, boolean][] = [];
+    const x = this.intrusion;
     for (const [name, i] of this.timerIndex) {
       const b = 4 * i;
       let total = this.T[b];
+      let part = 0;
       const running = this.T[b + 2] > 0;
       if (running) {
-        if (this.T[b + 3]) { if (cpuNow < 0) cpuNow = this.cpu(); total += cpuNow - this.T[b + 1]; }
-        else total += now - this.T[b + 1];
+        if (this.T[b + 3]) { if (cpuNow < 0) cpuNow = this.cpu(); part = cpuNow - this.T[b + 1]; }
+        else part = now - this.T[b + 1];
+        total += part;
       }
       timers.push([name, total / 1000, running]);
+      // virtual time, [low, high]: less the high and the low bound of the handlers' work inside
+      if (x.on) {
+        const [lo, hi] = x.of(b, running, part);
+        timers.push([VIRTUAL_SERIES.low + name, Math.max(0, total - hi) / 1000, running], [VIRTUAL_SERIES.high + name, Math.max(0, total - lo) / 1000, running]);
+      }
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     const w = this.sampler?.take();
@@ -902,6 +921,14 @@ export class Runtime {
     // where each standing probe is placed (the tool tells the user of probes that match nothing)
     if (this.placed.size) out.placed = [...this.placed].map(([id, n]) => [id, n + (this.wrapped.get(id) ?? 0)]);
     return out;
+  }
+
+  /** The tool's prices of handler runs (its calibration): timers count the handlers' work inside them from now on. */
+  priceHandlers(p: HandlerPrices): void {
+    this.intrusion.price(p, this.T);
+    // the handlers in place add their prices from now on: compiled again
+    this.compiled.clear();
+    for (const key of [...this.at.keys()]) this.rebuild(key);
   }
 
   private counterValue(i: number): number {
@@ -946,6 +973,7 @@ export class Runtime {
     }
     // a later session starts from zero
     for (const a of [this.C, this.U, this.F, this.L, this.T]) a.fill(0);
+    this.intrusion.reset();
     this.counterIndex.clear();
     this.timerIndex.clear();
     this.placed.clear();
@@ -1031,6 +1059,8 @@ export function resolveNames(body: string, counter: (name: string) => number, ti
 /** What a handler works on: the cells, the clocks, and the instances of /SyncObject resources. */
 export interface HandlerEnv {
   C: Float64Array; U: Uint32Array; F: Float64Array; L: Uint32Array; T: Float64Array;
+  /** notes the handlers' work inside each timer interval (none: nothing noted) */
+  X?: Intrusion;
   now: () => number; cpu: () => number;
   cell: (name: string, timer: boolean, kind: 'file' | 'channel', x: unknown) => number;
   start: (name: string, i: number, cpuTimer: boolean) => void;
@@ -1039,17 +1069,20 @@ export interface HandlerEnv {
   path?: CallPaths | null;
 }
 
+/** the intrusion of handlers built outside a runtime (benchmarks, tests): never priced */
+const INERT = new Intrusion(0, '', []);
+
 /** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
 export function buildHandler(body: string, env: HandlerEnv): Handler {
-  const factory = new Function('C', 'U', 'F', 'L', 'T', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq', '__P',
-    `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0}};` +
-    `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1}};` +
-    `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0)T[i]+=(T[i+3]?cpu():now())-T[i+1]};` +
+  const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq', '__P',
+    `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0;X.at(i)}};` +
+    `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1;X.at(i)}};` +
+    `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0){var d=(T[i+3]?cpu():now())-T[i+1];T[i]+=d;X.add(i,d)}};` +
     // call-path primitives: 0 entry, 1 exit, 2 await, 3 resume of function f
     `var __cp=function(op,f){op===0?__P.enter(f):op===1?__P.exit(f):op===2?__P.suspend(f):__P.resume(f)};` +
     // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
     `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
-  return factory(env.C, env.U, env.F, env.L, env.T, env.now, env.cpu,
+  return factory(env.C, env.U, env.F, env.L, env.T, env.X ?? INERT, (env.X ?? INERT).S, env.now, env.cpu,
     (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => env.cell(name, timer === 1, kind, safeInstanceArg(x)),
     (name: string, i: number, cpuTimer: number) => env.start(name, i, cpuTimer === 1),
     (name: string) => env.stop(name),

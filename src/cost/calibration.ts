@@ -14,6 +14,7 @@ import { calibrationFile, configDir, machineKey, readCalibrationEntry } from './
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
 import { Session } from '../session/session';
+import type { HandlerPrices } from '../agent/intrusion';
 
 export type { Pair };
 
@@ -290,6 +291,24 @@ async function measurePinning(): Promise<Record<string, number>> {
   }
   // pinning never makes code faster: a factor under 1 is noise
   return Object.fromEntries(Object.entries(shapes).map(([k, f]) => [k, Math.max(1, f)]));
+}
+
+/**
+ * The prices a runtime compensates its timers with (agent/intrusion): per way
+ * a handler is reached and per primitive, [low, high] ns, read off classCost
+ * (a class's price is its way's plus its primitives', so these give it back).
+ */
+export function handlerPrices(c: Calibration): HandlerPrices {
+  const base = (how: string) => classCost(c, `${how}:`);
+  const mechanism: Record<string, Pair> = {};
+  for (const how of ['slot', 'wrap', 'breakpoint']) mechanism[how] = base(how);
+  const primitive: Record<string, Pair> = {};
+  const slot = base('slot');
+  for (const x of ['n', 'a', 'i', 'w', 'c', 'p', 'v', 'k']) {
+    const one = classCost(c, `slot:${x}1`);
+    primitive[x] = [one[0] - slot[0], one[1] - slot[1]];
+  }
+  return { mechanism, primitive };
 }
 
 /**

@@ -1,7 +1,7 @@
 // A metric instance: one metric for one focus, placed in one or more sessions.
 // It reads its counter or timer (or the runtime's thread values) per thread
 // and aggregates them to processes and the program with the metric's operator.
-import { COST_SERIES } from '../agent/runtime';
+import { COST_SERIES, VIRTUAL_SERIES } from '../agent/runtime';
 import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
@@ -24,6 +24,12 @@ export interface MetricInstanceValue {
   histogram: { bucketSeconds: number; buckets: number[] };
   /** for a value known within bounds (observed_cost): [low, high]; total is the high one */
   range?: [number, number];
+  /**
+   * of a timer (wall, cpu_inclusive, ...): its virtual time, less the handlers' own
+   * work inside its intervals as the calibration prices it, [low, high] (intrusion
+   * compensation); absent where no calibration is saved
+   */
+  virtual?: [number, number];
   /** set where the value cannot be real (a thread using more than 1 CPU s/s): what, where and when */
   implausible?: string;
 }
@@ -103,14 +109,15 @@ export class MetricInstance {
   /** [value since enable, histogram] of one series in one thread (or the process: thread undefined). */
   private read(ps: PerSession, thread: string | undefined, which?: string): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
     if (which === 'cost_low' || which === 'cost_high') return this.readCost(ps, thread, which === 'cost_low' ? 0 : 1);
+    const virtual = which === 'virtual_low' ? VIRTUAL_SERIES.low : which === 'virtual_high' ? VIRTUAL_SERIES.high : '';
     if (ps.sumOf) {
-      const all = ps.session.sampledNames(ps.sumOf).map((n) => ps.session.sampled(n, thread)).filter((x) => x !== undefined);
+      const all = ps.session.sampledNames(virtual + ps.sumOf).map((n) => ps.session.sampled(n, thread)).filter((x) => x !== undefined);
       const hs = align(all.map((x) => ({ bucketSeconds: x.bucketSeconds, buckets: x.buckets })));
       const buckets: number[] = [];
       for (const h of hs) h.buckets.forEach((b, k) => { buckets[k] = (buckets[k] ?? 0) + b; });
       return { v: all.reduce((a, x) => a + x.last, 0), h: { bucketSeconds: hs[0]?.bucketSeconds ?? 0.1, buckets } };
     }
-    const name = this.seriesName(ps, which);
+    const name = virtual + this.seriesName(ps, virtual ? undefined : which);
     const s = ps.session.sampled(name, thread);
     const base = ps.base.get(`${thread ?? ''}\0${name}`) ?? 0;
     return { v: (s?.last ?? 0) - base, h: s ? { bucketSeconds: s.bucketSeconds, buckets: s.buckets } : { bucketSeconds: 0.1, buckets: [] } };
@@ -155,7 +162,10 @@ export class MetricInstance {
       const low = this.aggregate('cost_low'), high = this.aggregate('cost_high');
       return { ...high, range: [low.total, high.total] };
     }
-    const v = this.aggregate();
+    let v = this.aggregate();
+    if (this.perSession.some((ps) => (ps.plan.kind === 'wallTimer' || ps.plan.kind === 'processTimer') && ps.session.sampledNames(VIRTUAL_SERIES.low).length)) {
+      v = { ...v, virtual: [this.aggregate('virtual_low').total, this.aggregate('virtual_high').total] };
+    }
     const implausible = m.units === 'CPU s/s' ? this.overOneCpu() : undefined;
     return implausible ? { ...v, implausible } : v;
   }

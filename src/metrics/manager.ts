@@ -6,7 +6,8 @@
 // aggregated to processes and the program with the metric's operator.
 import { EventEmitter } from 'events';
 import { COST_SERIES } from '../agent/runtime';
-import { calibration, Calibration } from '../cost/calibration';
+import { calibration, Calibration, handlerPrices, loadCalibration } from '../cost/calibration';
+import type { HandlerPrices } from '../agent/intrusion';
 import { predictPlan, Prediction, PredictOptions } from '../cost/predict';
 import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session, SessionOptions } from '../session/session';
@@ -63,6 +64,9 @@ function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: Co
   }
   return { part, rest: parts.filter((p) => p !== globs[0]) };
 }
+
+/** A plan measured by a wall or CPU timer of its own (not a thread's value, not a call path). */
+const isTimer = (plan: Plan) => plan.kind === 'wallTimer' || plan.kind === 'processTimer';
 
 /** Before a program has loaded: a call site by its "()", else see guessCodeKind. */
 function guessCodePart(p: string): CodePart {
@@ -151,8 +155,11 @@ export class MetricManager extends EventEmitter {
     }
     // whole-thread values from each thread's first line: a program may end before the first sample
     // (and for CPU-time metrics the kernel's count of each thread's CPU time, the bound their values cannot pass)
-    const session = await Session.launch(command, reqs, { ...opts, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
+    // timers compensated from the first line
+    const prices = early.some((e) => isTimer(e.plan)) ? await mm.prices() : undefined;
+    const session = await Session.launch(command, reqs, { ...opts, prices: prices ?? undefined, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
     mm.sessions.push(session);
+    if (prices !== undefined) await mm.compensate(session, prices);
     const flags = mm.flagsFor(session);
     const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
     for (const [k, { f, probes }] of flagProbes) flags.set(k, { variable: f.variable, users: 0, probes: probes.map((id) => standing(id, `constraint ${f.constraint} on ${f.resource}`)) });
@@ -229,6 +236,7 @@ export class MetricManager extends EventEmitter {
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         group.perSession.push(ps);
         if (cpuTime(m)) await this.noteRan(ps);
+        if (isTimer(plan)) await this.compensate(s);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
       }
     } catch (e) {
@@ -346,6 +354,7 @@ export class MetricManager extends EventEmitter {
           }
           ps.flags.push(f.key);
         }
+        if (isTimer(plan)) await this.compensate(s);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
         if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
@@ -430,6 +439,27 @@ export class MetricManager extends EventEmitter {
   }
 
   /** The calibration costs are priced with: loaded, or measured once (progress on 'progress'). */
+  /**
+   * Timers of this session keep their virtual time too (intrusion compensation),
+   * priced by this machine's calibration where one is saved (`paranode
+   * calibrate`): a timer metric does not wait for a calibration to be measured.
+   */
+  async compensate(s: Session, given?: HandlerPrices | null): Promise<void> {
+    if (this.compensated.has(s)) return;
+    this.compensated.add(s);
+    const prices = given === undefined ? await this.prices() : given;
+    if (prices && !given) await s.priceHandlers(prices);
+    if (!prices) s.notes.push('timers have no virtual (compensated) time: no calibration of this machine is saved; `paranode calibrate` measures one');
+  }
+
+  /** The handlers' prices from the calibration, where one is loaded or saved (null: none). */
+  async prices(): Promise<HandlerPrices | null> {
+    const cal = this.cal ? await this.cal : loadCalibration();
+    return cal ? handlerPrices(cal) : null;
+  }
+
+  private readonly compensated = new WeakSet<Session>();
+
   async costCalibration(): Promise<Calibration> {
     return (this.cal ??= calibration({ progress: (m) => this.emit('progress', m) }));
   }

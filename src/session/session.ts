@@ -7,6 +7,7 @@ import * as path from 'path';
 import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
 import type { ProbeSpec } from '../agent/runtime';
+import type { HandlerPrices } from '../agent/intrusion';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
@@ -30,6 +31,8 @@ const WORKER_NUDGE_MS = 300;
 export interface SessionOptions extends ThreadLimits {
   /** histogram buckets */
   buckets?: number;
+  /** for launch: timers compensate with these prices from the program's first line (see priceHandlers) */
+  prices?: HandlerPrices;
   /** for launch: where the program's stdin/stdout/stderr go */
   stdio?: 'inherit' | 'pipe';
   /** for launch: the program's working directory (module names are relative to it) */
@@ -161,9 +164,10 @@ export class Session extends EventEmitter {
       throw e;
     }
     try {
-      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs, watch: opts.watchThreads }, opts.stdio ?? 'inherit', opts.cwd);
+      const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs, watch: opts.watchThreads, prices: opts.prices }, opts.stdio ?? 'inherit', opts.cwd);
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
       if (opts.watchThreads) s.watching = true;
+      if (opts.prices) s.prices = opts.prices;
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.specs.push(...specs);
       reqs.forEach((r, i) => { s.probeResources.set(i + 1, r.resource); s.probeTexts.set(i + 1, r.text); });
@@ -245,6 +249,7 @@ export class Session extends EventEmitter {
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
       if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+      if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
         if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.recordFinal(id, f.sample);
@@ -557,6 +562,20 @@ export class Session extends EventEmitter {
    */
   unmatchedProbes(): string[] {
     return this.specs.filter((p) => ![...(this.placedIn.get(p.id)?.values() ?? [])].some((n) => n > 0)).map((p) => this.probeTexts.get(p.id) ?? `probe ${p.id}`);
+  }
+
+  /** the prices of handler runs every thread's timers compensate with (see priceHandlers) */
+  private prices: HandlerPrices | null = null;
+
+  /**
+   * Intrusion compensation: every thread's timers, now and in threads started
+   * later, also keep their virtual time (less the handlers' work inside them,
+   * priced as given, [low, high]), sampled as the series VIRTUAL_SERIES names.
+   */
+  async priceHandlers(prices: HandlerPrices): Promise<void> {
+    this.prices = prices;
+    await this.settled();
+    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.priceHandlers(${JSON.stringify(prices)})`).catch(() => undefined);
   }
 
   /** whether every thread's own values are measured (see watchThreads) */
