@@ -9,22 +9,17 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, test } from 'node:test';
-import { Session } from '../src/api';
+import { test } from 'node:test';
 import { calibration, classCost } from '../src/cost/calibration';
 import { MetricManager } from '../src/metrics/manager';
-import { CLI, FIXTURES, lineRequests } from './support/helpers';
+import { CLI, FIXTURES, launchedFixture } from './support/helpers';
 
 const target = path.join(FIXTURES, 'compensated.js');
 const fn = (name: string) => `/Code/compensated.js/${name}`;
 
 test('virtual time of wall and cpu_inclusive: real time less the runs inside, priced by the calibration, exactly; runs outside are not subtracted', async () => {
   const cal = await calibration();
-  const s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
-  after(() => s.child!.kill());
-  after(() => s.detach());
-  const request = lineRequests(s.child!);
-  await request('', /ready/);
+  const { s, request } = await launchedFixture(target);
   const mm = new MetricManager([s]);
   const wall = await mm.enable('wall', fn('outer'));
   const cpu = await mm.enable('cpu_inclusive', fn('outer'));

@@ -12,7 +12,7 @@ import { Session } from '../src/api';
 import { FocusError } from '../src/mdl/evaluate';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
-import { CLI, FIXTURES, lineRequests, ROOT, Target } from './support/helpers';
+import { CLI, FIXTURES, launchedFixture, ROOT, Target } from './support/helpers';
 
 const FILE = 'loop-counts.js';
 const target = path.join(FIXTURES, FILE);
@@ -41,11 +41,7 @@ function plainRun(n: number): string {
 }
 
 test('loops launched: entries and iterations of every loop exact, however it ends; a function\'s and the program\'s sums; wall and CPU time of an async loop', async () => {
-  const s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
-  after(() => s.child!.kill());
-  after(() => s.detach());
-  const request = lineRequests(s.child!);
-  await request('', /ready/);
+  const { s, request } = await launchedFixture(target);
   const mm = new MetricManager([s]);
   // the loops the analysis names: two on one line are told apart by their columns
   const names = (await s.resources(at('pair')))[0].points.filter((p) => p.kind === 'loop').map((p) => `loop@${p.line}:${p.column}`);
@@ -118,10 +114,7 @@ test('loops of a program started without paranode: the request is refused with t
 });
 
 test('loops: a loop that is not there, a metric that has no loop constraint, a point a loop has not: clear errors before anything is placed', async () => {
-  const s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
-  after(() => s.child!.kill());
-  after(() => s.detach());
-  await lineRequests(s.child!)('', /ready/);
+  const { s } = await launchedFixture(target);
   const mm = new MetricManager([s]);
   await assert.rejects(mm.enable('loop_trips', at('work', 'loop@12')), (e: Error) => e instanceof FocusError &&
     /^unknown loop \/Code\/loop-counts\.js\/work\/loop@12: \/Code\/loop-counts\.js\/work has the loops loop@10, loop@11, loop@14, loop@15, loop@16$/.test(e.message));

@@ -4,6 +4,8 @@ import * as fs from 'fs';
 import * as inspector from 'inspector';
 import * as path from 'path';
 import * as vm from 'vm';
+import { after } from 'node:test';
+import { Session } from '../../src/session/session';
 
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
@@ -165,4 +167,17 @@ export async function within<T>(label: string, step: Promise<T>, session?: objec
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A fixture launched under paranode (every module prepared at load) with piped stdio,
+ * once it has printed "ready"; detached and killed when the test ends.
+ */
+export async function launchedFixture(script: string): Promise<{ s: Session; request: (line: string, re: RegExp) => Promise<RegExpMatchArray> }> {
+  const s = await Session.launch([process.execPath, script], [], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  after(() => s.detach());
+  const request = lineRequests(s.child!);
+  await request('', /ready/);
+  return { s, request };
 }
