@@ -165,8 +165,11 @@ export class ThreadLiveEdits {
     await this.cdp.evaluate(`${R}.registerScript(${no}, ${JSON.stringify(sc.module)}, ${JSON.stringify(plan.analysis)}, undefined, ${JSON.stringify(sc.filename)}, 'liveedit', ${JSON.stringify(noSlot)})`);
     const byReason = new Map<string, string[]>();
     for (const u of plan.unslotted) {
-      const names = byReason.get(u.reason) ?? [];
       const f = plan.analysis.functions[u.fn];
+      // loops never get slots by LiveEdit: said where a request names one (not placed, with the reason)
+      const kind = f.points[u.point]?.kind;
+      if (kind === 'loop' || kind === 'trip') continue;
+      const names = byReason.get(u.reason) ?? [];
       if (!names.includes(f.name)) names.push(f.name);
       byReason.set(u.reason, names);
     }
