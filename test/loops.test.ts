@@ -131,7 +131,7 @@ metric calls_in_loop { name "x"; units "calls/s"; aggregateOperator sum; style E
   assert.equal(mm.all.length, 0);
 });
 
-test('CLI: paranode run -e loop_trips@<loop> gives the exact iterations in the table and --json', () => {
+test('CLI: paranode run -e loop_trips@<loop> gives the exact iterations in the table and --json; a loop that is not there is said at the end', () => {
   const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-loops-')), 'out.json');
   const r = spawnSync(process.execPath, [CLI, 'run', '-e', `loop_trips@${at('work', 'loop@11')}`, '-e', `loop_entries@${at('gen', 'loop@26')}`, '--json', json, '--', process.execPath, FILE, '10'], { cwd: FIXTURES, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -140,4 +140,10 @@ test('CLI: paranode run -e loop_trips@<loop> gives the exact iterations in the t
   const values = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics;
   assert.equal(values.find((v) => v.name === 'loop_trips')!.total, 120);
   assert.equal(values.find((v) => v.name === 'loop_entries')!.total, 10);
+  // a loop that is not there, asked for at launch (before any code is loaded): said at the end, not a silent 0
+  const bad = spawnSync(process.execPath, [CLI, 'run', '-e', `loop_trips@${at('work', 'loop@99')}`, '-e', `loop_trips@${at('work', 'loop@11')}`, '--json', json, '--', process.execPath, FILE, '1'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(bad.status, 0, bad.stderr);
+  const notes = (JSON.parse(fs.readFileSync(json, 'utf8')) as { notes: string[] }).notes.filter((n) => /found no code/.test(n));
+  assert.deepEqual(notes.map((n) => n.replace(/ \(modules are named.*$/, '')), [`metric request loop_trips@${at('work', 'loop@99')} found no code of the program to measure: no such function, call site or loop was loaded`]);
+  assert.match(bad.stderr, /note: metric request loop_trips@\/Code\/loop-counts\.js\/work\/loop@99 found no code/);
 });

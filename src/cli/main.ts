@@ -146,6 +146,9 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
   for (const p of s.unmatchedProbes().filter((t) => opts.probe.includes(t))) {
     s.notes.push(`probe "${p}" matched no function of the program (modules are named relative to ${s.cwd}; see \`paranode resources\`)`);
   }
+  for (const k of mm?.unmatched() ?? []) {
+    s.notes.push(`metric request ${k} found no code of the program to measure: no such function, call site or loop was loaded (modules are named relative to ${s.cwd}; see \`paranode resources --points\`)`);
+  }
   const metrics = [...(mm?.values() ?? []), ...s.metrics()];
   if (opts.json) {
     const callPaths = opts.callPaths.length ? { callPaths: s.callPaths(opts.pathLength) } : {};

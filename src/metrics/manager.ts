@@ -452,6 +452,15 @@ export class MetricManager extends EventEmitter {
     if (!prices) s.notes.push('timers have no virtual (compensated) time: no calibration of this machine is saved; `paranode calibrate` measures one');
   }
 
+  /**
+   * Requests made at launch (placed as the code loads) whose code the program
+   * never loaded: a function, call site or loop that is not there. Their keys.
+   */
+  unmatched(): string[] {
+    return this.all.filter((inst) => !inst.vector && inst.perSession.length > 0 && inst.perSession.every((ps) =>
+      ps.probes.length > 0 && ps.probes.every((p) => p.placed === -1 && !ps.session.placedAnywhere(p.probe)))).map((inst) => inst.key);
+  }
+
   /** The handlers' prices from the calibration, where one is loaded or saved (null: none). */
   async prices(): Promise<HandlerPrices | null> {
     const cal = this.cal ? await this.cal : loadCalibration();

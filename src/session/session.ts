@@ -561,7 +561,12 @@ export class Session extends EventEmitter {
    * has placed anywhere yet: their texts.
    */
   unmatchedProbes(): string[] {
-    return this.specs.filter((p) => ![...(this.placedIn.get(p.id)?.values() ?? [])].some((n) => n > 0)).map((p) => this.probeTexts.get(p.id) ?? `probe ${p.id}`);
+    return this.specs.filter((p) => !this.placedAnywhere(p.id)).map((p) => this.probeTexts.get(p.id) ?? `probe ${p.id}`);
+  }
+
+  /** Whether a standing probe is placed at a point in any thread (as of the last sample). */
+  placedAnywhere(id: number): boolean {
+    return [...(this.placedIn.get(id)?.values() ?? [])].some((n) => n > 0);
   }
 
   /** the prices of handler runs every thread's timers compensate with (see priceHandlers) */
