@@ -63,7 +63,9 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.ok(crypto.length >= 3, JSON.stringify(node));
   // counted in hashRecord's share above: together no more than it
   assert.ok(crypto.reduce((a, h) => a + h.self, 0) <= hot[0].self + 1e-9, JSON.stringify({ hot: hot[0], crypto }));
-  assert.ok(crypto.reduce((a, h) => a + h.self, 0) >= hot[0].self / 2, JSON.stringify({ hot: hot[0], crypto }));
+  // (a good part of it: where V8 inlined node:crypto's JavaScript into hashRecord, those samples are
+  // hashRecord's own; CI's Node 22 at 0d94bc5: 0.29 of 0.63)
+  assert.ok(crypto.reduce((a, h) => a + h.self, 0) >= hot[0].self / 4, JSON.stringify({ hot: hot[0], crypto }));
   assert.match(renderDiagnosis(d), /hottest of Node's own code in thread main \(self time, counted above in its caller\): \S+ \(called from cpu-bound\.js\/hashRecord\) \d/);
   const sites = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
   assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
