@@ -45,7 +45,7 @@ async function chain(opts: BenchOptions): Promise<string[]> {
     for (const compensate of [true, false]) {
       const { s, mm, p: c } = await launched([CHAIN], /ready/);
       try {
-        if (!compensate) await mm.compensate(s, null);
+        if (!compensate) mm.pricedAs(s, null);
         const walls: MetricInstance[] = [];
         for (const j of F) walls.push(await mm.enable('wall', `/Code/call-chain.js/f${j}`));
         await mm.enableAll('procedure_calls', '/Code/call-chain.js/f?');

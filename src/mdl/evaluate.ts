@@ -54,6 +54,11 @@ export interface Plan {
   processes?: number[];
 }
 
+/** A plan measured by a wall or CPU timer of its own (not a thread's value, not a call path). */
+export function isTimerPlan(plan: Plan): boolean {
+  return plan.kind === 'wallTimer' || plan.kind === 'processTimer';
+}
+
 /** The constraint hierarchy of each level of /Code. */
 const CODE_LEVEL = { module: '/Code', function: '/Code/*', callsite: '/Code/*/*', loop: LOOP_LEVEL } as const;
 

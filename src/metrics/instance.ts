@@ -6,7 +6,7 @@ import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
-import type { Placement, Plan } from '../mdl/evaluate';
+import { isTimerPlan, type Placement, type Plan } from '../mdl/evaluate';
 import { splitFocus } from './focus';
 
 /** Identical requests (same metric, same focus) share one instance. */
@@ -163,7 +163,7 @@ export class MetricInstance {
       return { ...high, range: [low.total, high.total] };
     }
     let v = this.aggregate();
-    if (this.perSession.some((ps) => (ps.plan.kind === 'wallTimer' || ps.plan.kind === 'processTimer') && ps.session.sampledNames(VIRTUAL_SERIES.low).length)) {
+    if (this.perSession.some((ps) => isTimerPlan(ps.plan) && ps.session.sampledNames(VIRTUAL_SERIES.low).length)) {
       v = { ...v, virtual: [this.aggregate('virtual_low').total, this.aggregate('virtual_high').total] };
     }
     const implausible = m.units === 'CPU s/s' ? this.overOneCpu() : undefined;

@@ -13,7 +13,7 @@ import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session, SessionOptions } from '../session/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
-import { constraintFor, FocusError, FocusPart, planRequest, Plan, Placement } from '../mdl/evaluate';
+import { constraintFor, FocusError, FocusPart, isTimerPlan, planRequest, Plan, Placement } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
 import { expandFocus, parseCallPathFocus, parseCallSite, parseLoop, resolveFocus, splitFocus } from './focus';
 import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
@@ -64,9 +64,6 @@ function vectorizable(lib: MdlLibrary, m: MetricDecl, focus: string): { part: Co
   }
   return { part, rest: parts.filter((p) => p !== globs[0]) };
 }
-
-/** A plan measured by a wall or CPU timer of its own (not a thread's value, not a call path). */
-const isTimer = (plan: Plan) => plan.kind === 'wallTimer' || plan.kind === 'processTimer';
 
 /** Before a program has loaded: a call site by its "()", else see guessCodeKind. */
 function guessCodePart(p: string): CodePart {
@@ -156,10 +153,10 @@ export class MetricManager extends EventEmitter {
     // whole-thread values from each thread's first line: a program may end before the first sample
     // (and for CPU-time metrics the kernel's count of each thread's CPU time, the bound their values cannot pass)
     // timers compensated from the first line
-    const prices = early.some((e) => isTimer(e.plan)) ? await mm.prices() : undefined;
+    const prices = early.some((e) => isTimerPlan(e.plan)) ? await mm.prices() : undefined;
     const session = await Session.launch(command, reqs, { ...opts, prices: prices ?? undefined, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
     mm.sessions.push(session);
-    if (prices !== undefined) await mm.compensate(session, prices);
+    if (prices !== undefined) mm.pricedAs(session, prices);
     const flags = mm.flagsFor(session);
     const standing = (probe: number, what: string): Placed => ({ placement: placementOf(reqs[probe - 1]), probe, placed: -1, how: `${what}: placed as code loads` });
     for (const [k, { f, probes }] of flagProbes) flags.set(k, { variable: f.variable, users: 0, probes: probes.map((id) => standing(id, `constraint ${f.constraint} on ${f.resource}`)) });
@@ -236,7 +233,7 @@ export class MetricManager extends EventEmitter {
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         group.perSession.push(ps);
         if (cpuTime(m)) await this.noteRan(ps);
-        if (isTimer(plan)) await this.compensate(s);
+        if (isTimerPlan(plan)) await this.compensate(s);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, { ...p, optional: true }, threads, `metric ${m.name}`));
       }
     } catch (e) {
@@ -354,7 +351,7 @@ export class MetricManager extends EventEmitter {
           }
           ps.flags.push(f.key);
         }
-        if (isTimer(plan)) await this.compensate(s);
+        if (isTimerPlan(plan)) await this.compensate(s);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
         if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
@@ -444,12 +441,21 @@ export class MetricManager extends EventEmitter {
    * priced by this machine's calibration where one is saved (`paranode
    * calibrate`): a timer metric does not wait for a calibration to be measured.
    */
-  async compensate(s: Session, given?: HandlerPrices | null): Promise<void> {
+  async compensate(s: Session): Promise<void> {
     if (this.compensated.has(s)) return;
     this.compensated.add(s);
-    const prices = given === undefined ? await this.prices() : given;
-    if (prices && !given) await s.priceHandlers(prices);
-    if (!prices) s.notes.push('timers have no virtual (compensated) time: no calibration of this machine is saved; `paranode calibrate` measures one');
+    const prices = await this.prices();
+    if (prices) await s.priceHandlers(prices); else this.noPrices(s);
+  }
+
+  /** The prices this session's agent was given at launch, or null for none (its timers keep no virtual time). */
+  pricedAs(s: Session, prices: HandlerPrices | null): void {
+    this.compensated.add(s);
+    if (!prices) this.noPrices(s);
+  }
+
+  private noPrices(s: Session): void {
+    s.notes.push('timers have no virtual (compensated) time: no calibration of this machine is saved; `paranode calibrate` measures one');
   }
 
   /**
