@@ -93,7 +93,19 @@ const CASES: Record<string, string> = {
     const fs = []; for (let i = 0; i < 3; i++) fs.push(() => i); function* gen(){ for (let i = 0; i < 3; i++) yield i; } const it = gen(); it.next();
     async function w(){ let s = 0; for await (const v of [Promise.resolve(1), 2]) s += await v; return s; }
     out.push(f(5), g(), h(), t(), fs.map((x) => x()), it.return(7), [...gen()], await w(), String(f).length, (function(){ for (var v = 0; v < 2; v++); return v; })());`,
+  'call sites: nested, chained, at a statement start, in defaults, fields and static blocks': `function id2(x){ return x; } function mk(){ return () => id2; }
+  var a = id2(1)
+  id2(2)
+  const b = mk()()(3)
+  function d(p = id2(4), q = [id2(5)].map(id2)){ return p + q[0]; }
+  class F { f = id2(6); static s = id2(id2(7)); static { out.push(id2(8)); } [id2('m')](){ return id2(17); } }
+  function* g(){ const v = id2(yield id2(9)); return id2(v); } async function h(){ return id2(await id2(Promise.resolve(id2(10)))); }
+  const it = g(); it.next(); switch (1) { case 1: id2(15) } lbl: id2(16)
+  out.push(a, b, d(), new F().f, F.s, new F().m(), it.next(11), await h(), id2(id2(id2(12))) + id2(13), [1, 2].map(x => id2(x)).map(id2), \`\${id2(14)}\`)`,
 };
+
+/** cases in which no call throws: every call site's post-call slot runs once for each pre-call one */
+const CALLS_RETURN = new Set(['call sites: nested, chained, at a statement start, in defaults, fields and static blocks', 'return of a comma expression', 'arrow with no space after =>']);
 
 /** cases where a call entered and its exit is not seen: a generator left suspended, a return inside `with` (reported unslotted) */
 const SUSPENDED = new Set(['getters, setters and computed methods', 'with: nothing of ours is looked up on its object']);
@@ -104,7 +116,7 @@ for (const [name, body] of Object.entries(CASES)) {
     assert.doesNotMatch(original, /threw SyntaxError/, 'the case itself must be valid');
     const off = await runVariant(body, 'off');
     assert.equal(off, original, `slots off\n--- prepared:\n${preparedText(body)}`);
-    const [entries, exits, loops, loopExits, trips] = [count('pn_entry'), count('pn_exit'), count('pn_loop'), count('pn_loopexit'), count('pn_trip')];
+    const [entries, exits, loops, loopExits, trips, calls, rets] = [count('pn_entry'), count('pn_exit'), count('pn_loop'), count('pn_loopexit'), count('pn_trip'), count('pn_call'), count('pn_ret')];
     const on = await runVariant(body, 'on');
     assert.equal(on, original, `slots on\n--- prepared:\n${preparedText(body)}`);
     assert.ok(count('pn_entry') > entries, 'the counters ran');
@@ -113,5 +125,9 @@ for (const [name, body] of Object.entries(CASES)) {
     if (!SUSPENDED.has(name)) assert.equal(count('pn_exit') - exits, count('pn_entry') - entries, 'exits against entries');
     // every loop that started ended once (by its condition, break, continue to an outer label, return, throw, a generator closed in it)
     if (!SUSPENDED.has(name)) assert.equal(count('pn_loopexit') - loopExits, count('pn_loop') - loops, 'loop exits against loop entries');
+    if (CALLS_RETURN.has(name)) {
+      assert.ok(count('pn_call') > calls, 'the call sites\' counters ran');
+      assert.equal(count('pn_ret') - rets, count('pn_call') - calls, 'post-call against pre-call');
+    }
   });
 }

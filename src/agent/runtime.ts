@@ -653,7 +653,8 @@ export class Runtime {
     const before = rec.handlers.get(fn);
     const arr = [...(before ?? new Array(2 * fnInfo.points.length).fill(noop))];
     arr[slot] = h;
-    // a call point's pre-call slot ($pnC(G&&G[2k](..), CALL)) hands back its post-call handler
+    // a call point's pre-call slot hands back its post-call handler (a function, or nothing: the
+    // prepared code calls what it gets if truthy, see instrument/transform.ts)
     const k = slot >> 1;
     if (fnInfo.points[k]?.kind === 'call') {
       const pre = this.own.get(`${no}:${fn}:${2 * k}`) ?? noop;
@@ -1166,7 +1167,8 @@ export function install(): Runtime {
   // empty handlers are skipped by a comparison instead of being called.
   const P = function (G: any, s: number, v?: unknown) { if (G) { const h = G[s]; if (h !== noop) h(v); } return v; };
   // $pnC(post, v): the pre-call handler ran as the first argument and gave back the
-  // post-call one (or nothing); two arguments keep the caller's frame small
+  // post-call one (or nothing); two arguments keep the caller's frame small. Call sites
+  // LiveEdited, and those a prepared function's locals do not reach, go through it
   const Cc = function (post: unknown, v: unknown) { if (typeof post === 'function' && post !== noop) post(v); return v; };
   for (const [name, fn] of [['$pnP', P], ['$pnC', Cc]] as const) {
     if (!Object.prototype.hasOwnProperty.call(g, name)) Object.defineProperty(g, name, { value: fn, writable: false, configurable: false, enumerable: false });

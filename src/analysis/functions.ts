@@ -298,10 +298,24 @@ export interface AnalyzedFunction extends FunctionInfo {
   withScope: boolean;
   /** points that must get no slot, with the reason */
   pointNoSlot: Map<number, string>;
+  /**
+   * call points whose slot keeps the pass-through call ($pnC): the function's own
+   * locals do not reach them (parameter defaults, class field initializers and
+   * static blocks run in frames of their own) or a parenthesized wrapper would
+   * not be a valid assignment target (`f() = 1` is a run-time error, `(…) = 1` an early one)
+   */
+  passCalls: Set<number>;
+  /** call points that begin an expression statement of a statement list: a wrapper opening with '(' there needs a ';' */
+  stmtCalls: Set<number>;
 }
 
-/** What a point's surroundings allow: inside `with` (of this function or one around it); `this` readable without a TDZ. */
-interface Context { inWith: boolean; thisReady: boolean }
+/**
+ * What a point's surroundings allow: inside `with` (of this function or one around it); `this`
+ * readable without a TDZ; run in the function's own frame (not a class field's initializer or a static block).
+ */
+interface Context { inWith: boolean; thisReady: boolean; ownFrame: boolean }
+
+const STATEMENT_LISTS = new Set(['BlockStatement', 'Program', 'SwitchCase', 'StaticBlock']);
 
 /**
  * Walk the AST and collect functions with their own points (points of nested
@@ -314,6 +328,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
   // per function: its call points' argument nodes and its let/const/class names,
   // to decide at its end which arguments a pre-call slot may read (simpleArgs)
   const callArgs = new Map<number, [PointInfo, Node[], boolean][]>();
+  // starts of expression statements in statement lists (see stmtCalls)
+  const stmtStarts = new Set<number>();
   const lexical = new Map<number, Set<string>>();
 
   const visit = (n: Node, parent: Node | undefined, grand: Node | undefined, fnIdx: number, strict: boolean, ctx: Context): void => {
@@ -356,6 +372,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         usesEval: false,
         withScope: ctx.inWith,
         pointNoSlot: new Map(),
+        passCalls: new Set(),
+        stmtCalls: new Set(),
       };
       if (n.body.type === 'BlockStatement') {
         const why = tryWrapConflict(bodyStmts, curStrict, new Set(f.params.filter((x): x is string => !!x)));
@@ -367,6 +385,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       if (n.type !== 'ArrowFunctionExpression') {
         curCtx = { ...ctx, thisReady: !(parent?.type === 'MethodDefinition' && parent.kind === 'constructor' && grand?.__derived) };
       }
+      curCtx = { ...curCtx, ownFrame: true };
       addPoint(f, 'entry', n.body.start, null, undefined, n.body.end);
     } else if (curFn >= 0) {
       const f = out[curFn];
@@ -381,6 +400,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           callArgs.set(f.index, list);
           // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
           // around it would run (and end the short-circuit) where the call does not
+          if (!ctx.ownFrame || n.start < f.node.body.start || isAssignTarget(n, parent)) f.passCalls.add(p.index);
+          if (stmtStarts.has(n.start)) f.stmtCalls.add(p.index);
           if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
           // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
           else if (parent?.type === 'ThrowStatement') f.pointNoSlot.set(p.index, 'the operand of a throw: Node prints an uncaught exception\'s line as written');
@@ -415,7 +436,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       visit(n.body, n, parent, curFn, curStrict, { ...curCtx, inWith: true });
       return;
     }
-    if (n.type === 'PropertyDefinition' || n.type === 'StaticBlock') curCtx = { ...curCtx, thisReady: true };
+    if (n.type === 'PropertyDefinition' || n.type === 'StaticBlock') curCtx = { ...curCtx, thisReady: true, ownFrame: false };
+    if (n.type === 'ExpressionStatement' && parent && STATEMENT_LISTS.has(parent.type)) stmtStarts.add(n.start);
     for (const key of childKeys(n)) {
       const v = (n as any)[key];
       if (Array.isArray(v)) {
@@ -449,8 +471,15 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
     return p;
   };
 
-  visit(ast, undefined, undefined, -1, sourceType === 'module', { inWith: false, thisReady: true });
+  visit(ast, undefined, undefined, -1, sourceType === 'module', { inWith: false, thisReady: true, ownFrame: true });
   return out;
+}
+
+/** `f() = 1`, `f()++`, `for (f() in o)`: a call where a reference is expected. */
+function isAssignTarget(n: Node, parent: Node | undefined): boolean {
+  if (!parent) return false;
+  return ((parent.type === 'AssignmentExpression' || parent.type === 'ForInStatement' || parent.type === 'ForOfStatement') && parent.left === n) ||
+    (parent.type === 'UpdateExpression' && parent.argument === n);
 }
 
 /** Position -> {line (1-based), column (0-based)} by binary search over line starts. */

@@ -35,8 +35,17 @@
 //   throw      try{ ... }catch($pnE){if(G)G[s]();throw $pnE}   (the same object)
 //   generator  var $pnT;try{ ... }catch($pnE){$pnT=0;..}finally{if($pnT===2&&G)G[end]()}
 //              (one with an unslotted return) yields set $pnT=2 while suspended
-//   call       $pnC(G&&G[s](args),CALL)              the pre-call handler returns the post-call
-//                                                    one (or nothing); callee text untouched
+//   call       ($pnc<d>=G&&G[s](args),$pnV=CALL,$pnc<d>&&$pnc<d>($pnV),$pnV)
+//              at load: no call while off. The pre-call handler returns the post-call one
+//              (or nothing) into a local of the function, one per depth of nested call
+//              sites (`f(g())`: an inner call's runs inside the outer's CALL); $pnV is only
+//              read right after it is written. Declared with the entry slot:
+//              if(G)G[0](a,b);var $pnV,$pnc0,..;   A ';' goes before it where it begins
+//              a statement (the '(' would continue the line before)
+//              $pnC(G&&G[s](args),CALL)              elsewhere (LiveEdit; parameter defaults, class
+//                                                    fields and static blocks, which run in frames of
+//                                                    their own; `f() = 1`): the pass-through keeps it
+//              callee text untouched in both
 //   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
 //   loop       {if(G)G[e]();try{L: for(...)...}finally{if(G)G[e+1]()}}   entry and exit, labels inside
 //   trip       for(...){if(G)G[t]();...}  or  for(...){if(G)G[t]();stmt}   each iteration (load only)
@@ -127,6 +136,10 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     // a generator with a return that has no slot: a flag marks suspension, a catch the exception
     const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0 && !exitLocal;
     const exitOpen = `var $pnK=${2 * throwPoint},$pnR;try{`;
+    // call sites with locals of their own, declared with the entry slot (a function prepared at load)
+    const temps = mode === 'load' && !f.pointNoSlot.has(0) && f.points[0]?.kind === 'entry' ? callTemps(f) : null;
+    const tempDecl = temps?.count ? `var $pnV,${Array.from({ length: temps.count }, (_, d) => `$pnc${d}`).join(',')};` : '';
+    const callOpened = new Set<number>();
     const exitClose = `}finally{if(${G})$pnP(${G},$pnK,$pnR)}`;
 
     for (const p of f.points) {
@@ -138,7 +151,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
         case 'entry': {
           if (blockBody) {
             const { pos, sep } = entryAt!;
-            plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});`, 2);
+            plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});${tempDecl}`, 2);
             if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : exitLocal ? exitOpen : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
@@ -148,7 +161,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             const [open, close] = exitLocal ? [`${exitOpen}return $pnR=${cap[0]}`, `${cap[1]},$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
               : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
                 : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
-            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${open}`, `${close}}`);
+            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${tempDecl}${open}`, `${close}}`);
           } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
             wrap(f.index, p.index, node.body.start, node.body.end, `(${G}&&${G}[${slot}](${args}),0)||`, '');
           } else noSlot(p.index, 'expression body cannot take an entry slot by LiveEdit');
@@ -181,7 +194,14 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
         }
         case 'call': {
           const sargs = (p.simpleArgs ?? []).map((a) => a ?? 'void 0').join(',');
-          wrap(f.index, p.index, pn!.start, pn!.end, `$pnC(${G}&&${G}[${slot}](${sargs}),`, ')');
+          const d = temps?.depth.get(p.index);
+          if (d === undefined) wrap(f.index, p.index, pn!.start, pn!.end, `$pnC(${G}&&${G}[${slot}](${sargs}),`, ')');
+          else {
+            const t = `$pnc${d}`;
+            const semi = f.stmtCalls.has(p.index) && !callOpened.has(pn!.start) ? ';' : '';
+            wrap(f.index, p.index, pn!.start, pn!.end, `${semi}(${t}=${G}&&${G}[${slot}](${sargs}),$pnV=`, `,${t}&&${t}($pnV),$pnV)`);
+          }
+          callOpened.add(pn!.start);
           break;
         }
         case 'await': {
@@ -223,6 +243,26 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     }
   }
   return { ins, unslotted };
+}
+
+/**
+ * The local each call site of a function prepared at load keeps its post-call
+ * handler in: its depth among the call sites around it (those evaluated while
+ * it runs), so that siblings share one and nested ones never do.
+ */
+function callTemps(f: AnalyzedFunction): { depth: Map<number, number>; count: number } {
+  const depth = new Map<number, number>();
+  const open: number[] = []; // ends of the enclosing call sites
+  let count = 0;
+  for (const p of f.points) {
+    if (p.kind !== 'call' || f.pointNoSlot.has(p.index) || f.passCalls.has(p.index)) continue;
+    const n = f.pointNodes[p.index]!;
+    while (open.length && open[open.length - 1] <= n.start) open.pop();
+    depth.set(p.index, open.length);
+    count = Math.max(count, open.length + 1);
+    open.push(n.end);
+  }
+  return { depth, count };
 }
 
 /**
