@@ -622,6 +622,9 @@ export class PerformanceConsultant extends EventEmitter {
     n.tests.push({ from: 0, to: this.now(), value, verdict: value >= n.threshold });
     n.state = value >= n.threshold ? 'true' : 'false';
     n.note = note;
+    // a function first sent to a timer test (its caller held the samples) whose own samples decided it
+    // before the test started: the samples are its own, nothing of its caller's is its
+    delete n.inlinedInto;
     this.emit('node', n);
   }
 
