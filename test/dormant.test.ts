@@ -73,6 +73,23 @@ test('dormant: attached later, a probe counts exactly by slot; no inspector port
   assert.equal(t.err, '');
 });
 
+test('dormant: call sites switched on while their function runs (an async loop that never returns) count exactly from its next turn', async () => {
+  const t = new Target(path.join(FIXTURES, 'running-loop.js'), [], ['--import', AGENT]);
+  after(() => t.kill());
+  await socketAppears(t.pid, t);
+  for (let i = 0; i < 3; i++) await t.request('go', new RegExp(`turn ${i}\\n`));
+  const s = await Session.attach(t.pid);
+  assert.equal((await s.probe('/Code/running-loop.js/main.call(tick): n++')).bySlot, 1);
+  assert.equal((await s.probe('/Code/running-loop.js/main.call(tick) postInsn: r++')).bySlot, 1);
+  for (let i = 3; i < 8; i++) await t.request('go', new RegExp(`turn ${i}\\n`));
+  await s.sample();
+  assert.equal(s.value('n'), 5, 'pre-call: every turn after the switch');
+  assert.equal(s.value('r'), 5, 'post-call');
+  await s.detach();
+  await t.request('go', /turn 8\n/);
+  assert.equal(t.err, '');
+});
+
 test('dormant: a script list longer than one part of the runtime\'s answers (modules loaded before and after attach) names every function once; a probe in the last module counts exactly', async () => {
   // 12 modules of 300 functions: 3,600, the runtime answers in parts of ~1,000 (Runtime.scriptsSince)
   const dir = fs.mkdtempSync(path.join(TMP, 'many-'));
