@@ -73,7 +73,7 @@ test('dormant: attached later, a probe counts exactly by slot; no inspector port
   assert.equal(t.err, '');
 });
 
-test('dormant: call sites switched on while their function runs (an async loop that never returns) count exactly from its next turn', async () => {
+test('dormant: call sites switched on while their function runs (an async loop that never returns) count every call after the switch', async () => {
   const t = new Target(path.join(FIXTURES, 'running-loop.js'), [], ['--import', AGENT]);
   after(() => t.kill());
   await socketAppears(t.pid, t);
@@ -83,7 +83,7 @@ test('dormant: call sites switched on while their function runs (an async loop t
   assert.equal((await s.probe('/Code/running-loop.js/main.call(tick) postInsn: r++')).bySlot, 1);
   for (let i = 3; i < 8; i++) await t.request('go', new RegExp(`turn ${i}\\n`));
   await s.sample();
-  assert.equal(s.value('n'), 5, 'pre-call: every turn after the switch');
+  assert.equal(s.value('n'), 5, 'pre-call: every call after the switch');
   assert.equal(s.value('r'), 5, 'post-call');
   await s.detach();
   await t.request('go', /turn 8\n/);

@@ -299,12 +299,12 @@ export interface AnalyzedFunction extends FunctionInfo {
   /** points that must get no slot, with the reason */
   pointNoSlot: Map<number, string>;
   /**
-   * points whose slots may not use the function's own locals: they run in frames of
-   * their own (parameter defaults, class field initializers, static blocks), or, for a
-   * call, a parenthesized wrapper would not be a valid assignment target (`f() = 1` is a
-   * run-time error, `(…) = 1` an early one). Such a call keeps the pass-through ($pnC)
+   * call points whose slot keeps the pass-through call ($pnC): the function's own
+   * locals do not reach them (parameter defaults, class field initializers and
+   * static blocks run in frames of their own) or a parenthesized wrapper would
+   * not be a valid assignment target (`f() = 1` is a run-time error, `(…) = 1` an early one)
    */
-  noLocals: Set<number>;
+  passCalls: Set<number>;
   /** call points that begin an expression statement of a statement list: a wrapper opening with '(' there needs a ';' */
   stmtCalls: Set<number>;
 }
@@ -372,7 +372,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         usesEval: false,
         withScope: ctx.inWith,
         pointNoSlot: new Map(),
-        noLocals: new Set(),
+        passCalls: new Set(),
         stmtCalls: new Set(),
       };
       if (n.body.type === 'BlockStatement') {
@@ -400,7 +400,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           callArgs.set(f.index, list);
           // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
           // around it would run (and end the short-circuit) where the call does not
-          if (!ctx.ownFrame || n.start < f.node.body.start || isAssignTarget(n, parent)) f.noLocals.add(p.index);
+          if (!ctx.ownFrame || n.start < f.node.body.start || isAssignTarget(n, parent)) f.passCalls.add(p.index);
           if (stmtStarts.has(n.start)) f.stmtCalls.add(p.index);
           if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
           // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
@@ -409,9 +409,8 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       } else if (LOOP_TYPES.has(n.type)) {
         // the loop's slot goes around its labels too (`continue L` needs L right on the loop)
         n.__slotStart = n.__labelStart ?? n.start;
-        const loop = addPoint(f, 'loop', n.start, n);
-        const trip = addPoint(f, 'trip', n.body.start, n.body);
-        if (!ctx.ownFrame) f.noLocals.add(loop.index).add(trip.index);
+        addPoint(f, 'loop', n.start, n);
+        addPoint(f, 'trip', n.body.start, n.body);
       }
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
         addPoint(f, 'await', n.start, n);

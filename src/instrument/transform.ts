@@ -35,24 +35,20 @@
 //   throw      try{ ... }catch($pnE){if(G)G[s]();throw $pnE}   (the same object)
 //   generator  var $pnT;try{ ... }catch($pnE){$pnT=0;..}finally{if($pnT===2&&G)G[end]()}
 //              (one with an unslotted return) yields set $pnT=2 while suspended
-//   call       ($pnc<d>=$pnG&&$pnG[s](args),$pnV=CALL,$pnc<d>&&$pnc<d>($pnV),$pnV)
+//   call       ($pnc<d>=G&&G[s](args),$pnV=CALL,$pnc<d>&&$pnc<d>($pnV),$pnV)
 //              at load: no call while off. The pre-call handler returns the post-call one
 //              (or nothing) into a local of the function, one per depth of nested call
 //              sites (`f(g())`: an inner call's runs inside the outer's CALL); $pnV is only
-//              read right after it is written. $pnG is the function's copy of its guard,
-//              taken at entry, at each loop entry and iteration and after each await or yield
-//              (a switch reaches a running function's call sites there). The entry slot then:
-//              var $pnG=G,$pnV,$pnc0,..;if($pnG)$pnG[0](a,b);   A ';' goes before a call
-//              site's '(' where it begins a statement (it would continue the line before)
+//              read right after it is written. Declared with the entry slot:
+//              if(G)G[0](a,b);var $pnV,$pnc0,..;   A ';' goes before it where it begins
+//              a statement (the '(' would continue the line before)
 //              $pnC(G&&G[s](args),CALL)              elsewhere (LiveEdit; parameter defaults, class
 //                                                    fields and static blocks, which run in frames of
 //                                                    their own; `f() = 1`): the pass-through keeps it
 //              callee text untouched in both
-//   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption (and ,$pnG=G after
-//                                                    the await where the function has $pnG)
+//   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
 //   loop       {if(G)G[e]();try{L: for(...)...}finally{if(G)G[e+1]()}}   entry and exit, labels inside
 //   trip       for(...){if(G)G[t]();...}  or  for(...){if(G)G[t]();stmt}   each iteration (load only)
-//              (in a function with $pnG: if($pnG=G)$pnG[e]() and if($pnG=G)$pnG[t]())
 // Points where a slot would be observable (inside `with`, a call in an optional
 // chain after its `?.`) get none and are reported.
 // Handler slot numbering: G[2k] is the (pre) handler of point k, G[2k+1] the
@@ -142,15 +138,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
     const exitOpen = `var $pnK=${2 * throwPoint},$pnR;try{`;
     // call sites with locals of their own, declared with the entry slot (a function prepared at load)
     const temps = mode === 'load' && !f.pointNoSlot.has(0) && f.points[0]?.kind === 'entry' ? callTemps(f) : null;
-    // and a local copy of the guard the call sites read ($pnG): a local is a register move in
-    // Ignition and Sparkplug where the global is an inline-cache load. It is read again at each
-    // loop entry and iteration and after each await or yield, so a switch reaches a running
-    // function there (or at its next call); entries and exits read the global
-    const useG = !!temps?.count;
-    const entryText = (slot: number) => useG
-      ? `var $pnG=${G},$pnV,${Array.from({ length: temps!.count }, (_, d) => `$pnc${d}`).join(',')};if($pnG)$pnG[${slot}](${args});`
-      : `if(${G})${G}[${slot}](${args});`;
-    const guardOf = (p: { index: number }) => useG && !f.noLocals.has(p.index) ? { read: `$pnG=${G}`, use: '$pnG' } : { read: G, use: G };
+    const tempDecl = temps?.count ? `var $pnV,${Array.from({ length: temps.count }, (_, d) => `$pnc${d}`).join(',')};` : '';
     const callOpened = new Set<number>();
     const exitClose = `}finally{if(${G})$pnP(${G},$pnK,$pnR)}`;
 
@@ -163,7 +151,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
         case 'entry': {
           if (blockBody) {
             const { pos, sep } = entryAt!;
-            plain(f.index, p.index, pos, `${sep}${entryText(slot)}`, 2);
+            plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});${tempDecl}`, 2);
             if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : exitLocal ? exitOpen : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
@@ -173,7 +161,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
             const [open, close] = exitLocal ? [`${exitOpen}return $pnR=${cap[0]}`, `${cap[1]},$pnK=${2 * exitPoint.index},$pnR${exitClose}`]
               : !tw ? [`return $pnP(${G},${2 * exitPoint.index},(`, '))']
                 : [`try{return $pnP(${G},${2 * exitPoint.index},(`, `))}catch($pnE){if(${G})${G}[${2 * throwPoint}]();throw $pnE}`];
-            wrap(f.index, exitPoint.index, from, node.end, `{${entryText(slot)}${open}`, `${close}}`);
+            wrap(f.index, exitPoint.index, from, node.end, `{if(${G})${G}[${slot}](${args});${tempDecl}${open}`, `${close}}`);
           } else if (!ASSIGN_LIKE.has(node.body.type) && !(node.body.type === 'LogicalExpression' && node.body.operator === '??')) {
             wrap(f.index, p.index, node.body.start, node.body.end, `(${G}&&${G}[${slot}](${args}),0)||`, '');
           } else noSlot(p.index, 'expression body cannot take an entry slot by LiveEdit');
@@ -211,7 +199,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           else {
             const t = `$pnc${d}`;
             const semi = f.stmtCalls.has(p.index) && !callOpened.has(pn!.start) ? ';' : '';
-            wrap(f.index, p.index, pn!.start, pn!.end, `${semi}(${t}=$pnG&&$pnG[${slot}](${sargs}),$pnV=`, `,${t}&&${t}($pnV),$pnV)`);
+            wrap(f.index, p.index, pn!.start, pn!.end, `${semi}(${t}=${G}&&${G}[${slot}](${sargs}),$pnV=`, `,${t}&&${t}($pnV),$pnV)`);
           }
           callOpened.add(pn!.start);
           break;
@@ -222,9 +210,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           const rslot = 2 * resume.index;
           // in a generator, a yield notes the end slot (or sets the flag) while suspended (extra arguments, evaluated in order)
           const flag = f.isGenerator && (exitLocal || genFlag) && pn!.type === 'YieldExpression';
-          const [suspended, flagResumed] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
-          // (extra arguments of the resume slot's pass-through, evaluated once resumed)
-          const resumed = flagResumed + (useG ? `,$pnG=${G}` : '');
+          const [suspended, resumed] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
           if (pn!.argument) {
             wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, `${resumed})`);
             wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, `)${suspended})`);
@@ -240,17 +226,15 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           // the loop was one (the body of an if or of another loop included)
           const loop = pn!;
           if (mode !== 'load') { noSlot(p.index, 'loops get slots only in programs prepared at load'); break; }
-          const lg = guardOf(p);
-          wrap(f.index, p.index, loop.__slotStart ?? loop.start, loop.end, `{if(${lg.read})${lg.use}[${slot}]();try{`, `}finally{if(${G})${G}[${slot + 1}]()}}`);
+          wrap(f.index, p.index, loop.__slotStart ?? loop.start, loop.end, `{if(${G})${G}[${slot}]();try{`, `}finally{if(${G})${G}[${slot + 1}]()}}`);
           break;
         }
         case 'trip': {
           if (mode !== 'load') { noSlot(p.index, 'loops get slots only in programs prepared at load'); break; }
           // first in each iteration: after the body's '{', or a statement body made a block
           // (a loop's body can declare nothing lexically: a block around it changes no scope)
-          const tg = guardOf(p);
-          if (pn!.type === 'BlockStatement') plain(f.index, p.index, pn!.start + 1, `if(${tg.read})${tg.use}[${slot}]();`, 2);
-          else wrap(f.index, p.index, pn!.start, pn!.end, `{if(${tg.read})${tg.use}[${slot}]();`, '}');
+          if (pn!.type === 'BlockStatement') plain(f.index, p.index, pn!.start + 1, `if(${G})${G}[${slot}]();`, 2);
+          else wrap(f.index, p.index, pn!.start, pn!.end, `{if(${G})${G}[${slot}]();`, '}');
           break;
         }
         default:
@@ -271,7 +255,7 @@ function callTemps(f: AnalyzedFunction): { depth: Map<number, number>; count: nu
   const open: number[] = []; // ends of the enclosing call sites
   let count = 0;
   for (const p of f.points) {
-    if (p.kind !== 'call' || f.pointNoSlot.has(p.index) || f.noLocals.has(p.index)) continue;
+    if (p.kind !== 'call' || f.pointNoSlot.has(p.index) || f.passCalls.has(p.index)) continue;
     const n = f.pointNodes[p.index]!;
     while (open.length && open[open.length - 1] <= n.start) open.pop();
     depth.set(p.index, open.length);
