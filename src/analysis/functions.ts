@@ -398,10 +398,10 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           const list = callArgs.get(f.index) ?? [];
           list.push([p, n.arguments, curCtx.thisReady]);
           callArgs.set(f.index, list);
-          // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
-          // around it would run (and end the short-circuit) where the call does not
           if (!ctx.ownFrame || n.start < f.node.body.start || isAssignTarget(n, parent)) f.passCalls.add(p.index);
           if (stmtStarts.has(n.start)) f.stmtCalls.add(p.index);
+          // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper
+          // around it would run (and end the short-circuit) where the call does not
           if (shortCircuits(n)) f.pointNoSlot.set(p.index, 'a call in an optional chain: a slot would break its short-circuit');
           // Node prints the line an uncaught exception was thrown from as it stands: keep `throw f()` as written
           else if (parent?.type === 'ThrowStatement') f.pointNoSlot.set(p.index, 'the operand of a throw: Node prints an uncaught exception\'s line as written');
