@@ -73,6 +73,26 @@ test('dormant: attached later, a probe counts exactly by slot; no inspector port
   assert.equal(t.err, '');
 });
 
+test('dormant: the debugger stays off where every module was prepared at load (Debugger.enable would stop the thread to announce every script); with a preload before the agent it goes on', async () => {
+  for (const before of [false, true]) {
+    const t = new Target(target, [], [...(before ? ['-r', './preload-before.js'] : []), '--import', AGENT]);
+    after(() => t.kill());
+    await socketAppears(t.pid, t);
+    const s = await Session.attach(t.pid);
+    assert.equal((await s.probe('/Code/dormant-target.js/f.entry: n++')).bySlot, 1);
+    await t.request('30', new RegExp(`done ${sum(30)}\\n`));
+    await s.sample();
+    assert.equal(s.value('n'), 30);
+    const off = s.notes.some((n) => /^main thread: every module was prepared at load, so the debugger stays off/.test(n));
+    // the module loaded before the agent is the program's too: reached through the debugger
+    assert.equal(off, !before, JSON.stringify(s.notes));
+    if (before) assert.deepEqual((await s.resources('/Code/preload-before.js/*')).map((r) => r.path), ['/Code/preload-before.js/marker']);
+    await s.detach();
+    await t.request('3', new RegExp(`done ${sum(3)}\\n`));
+    assert.equal(t.err, '');
+  }
+});
+
 test('dormant: call sites switched on while their function runs (an async loop that never returns) count every call after the switch', async () => {
   const t = new Target(path.join(FIXTURES, 'running-loop.js'), [], ['--import', AGENT]);
   after(() => t.kill());

@@ -16,13 +16,14 @@
 // the main thread's inspector session (NodeWorker), as for any attach.
 import * as fs from 'fs';
 import * as net from 'net';
+import { fileURLToPath } from 'url';
 import * as wt from 'worker_threads';
 import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
 import { dormantSocket, ensureDormantDir } from './dormant-dir';
 import { withHeldTicks } from './held-ticks';
 import { installLoadHooks } from './hooks';
 import { scaleInliningBudgets } from './inlining-budget';
-import { forgetOwnModules } from './own-code';
+import { forgetOwnModules, isOwnCode, ownCodeDirs } from './own-code';
 import { install } from './runtime';
 
 const DORMANT = Symbol.for('paranode.dormant');
@@ -46,6 +47,7 @@ if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
   try {
     const rt = install();
     rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
+    rt.preparedFromFirstLine = nothingLoadedBefore();
     installLoadHooks(rt, { always: true });
     if (wt.isMainThread) {
       scaleInliningBudgets((t) => rt.note(t));
@@ -55,6 +57,34 @@ if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
     process.stderr.write(`paranode: dormant agent not started: ${(e as Error).message}\n`);
   }
   forgetOwnModules();
+}
+
+/**
+ * No module of the program loaded in this thread before this one: none in require's
+ * cache but paranode's, and no other preload on the command line or in NODE_OPTIONS
+ * (an --import before ours loads ES modules that cache does not list). Where one may
+ * have, the tool switches the debugger on at attach to reach those modules.
+ */
+function nothingLoadedBefore(): boolean {
+  const preloads = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader']);
+  const own = ownCodeDirs();
+  if (Object.keys(require.cache).some((f) => !isOwnCode(f, own))) return false;
+  const args = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean)];
+  const ours = (spec: string): boolean => {
+    try {
+      return isOwnCode(spec.startsWith('file:') ? fileURLToPath(spec) : require.resolve(spec, { paths: [process.cwd()] }), own);
+    } catch {
+      return false;
+    }
+  };
+  for (let i = 0; i < args.length; i++) {
+    const eq = args[i].indexOf('=');
+    const flag = eq > 0 ? args[i].slice(0, eq) : args[i];
+    if (!preloads.has(flag)) continue;
+    const spec = eq > 0 ? args[i].slice(eq + 1) : args[++i] ?? '';
+    if (!ours(spec)) return false;
+  }
+  return true;
 }
 
 function listen(): void {

@@ -43,7 +43,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
   // tool's start of the agent there (Session.startAgent, by interrupt) can land inside Node's own
   // set-up of the worker's module loader ("Cannot set properties of undefined (setting
   // 'register')", 4 of 16 runs of the metrics and workers tests on Node 24), and a function the
-  // program runs at once has the session's first requests (Debugger.enable's full GC) in its CPU
+  // program runs at once has the session's first requests (Debugger.enable's pause) in its CPU
   // timer (metrics test of finally-call.js)
   const cache = opts.always ? (require('./prepared-cache') as typeof import('./prepared-cache')).PreparedCache.open() : null;
   const state: HookState = { handle: undefined, always: !!opts.always };

@@ -100,7 +100,9 @@ export class TargetThread {
   /**
    * Debugger on, pauses off: a `debugger;` statement in the program must not
    * stop it (breakpoint conditions still run). A worker waiting at its start
-   * keeps pauses until the agent is in (`skipPauses` then).
+   * keeps pauses until the agent is in (`skipPauses` then). Where every module of
+   * the thread was prepared at load (the dormant agent), the debugger stays off
+   * until something needs it (a module left unprepared, a point without a slot).
    */
   async enable(pauses = false): Promise<void> {
     // a worker waiting for the debugger has no runtime yet (and no earlier session)
@@ -108,15 +110,34 @@ export class TargetThread {
     this.liveEditedBefore = new Map(before ?? []);
     // set before the debugger is on: a `debugger;` statement may run before skipAllPauses is
     this.pausesExpected = pauses;
-    // V8 collects all garbage and announces every script, the thread stopped (~0.12 s on the
-    // loaded server): the round trip (a high bound) is charged to the observed cost.
+    if (!pauses && !this.liveEditedBefore.size && await this.everyScriptPrepared()) {
+      this.notes.push(`${this.id ? `thread ${this.id}` : 'main thread'}: every module was prepared at load, so the debugger stays off ` +
+        `(no pause at attach to announce every script); code compiled outside Node's module loader (vm, eval) is not reached`);
+      return;
+    }
+    await this.debuggerOn();
+  }
+
+  private async everyScriptPrepared(): Promise<boolean> {
+    return await this.cdp.evaluate<boolean>(`${R}?.everyScriptPrepared?.() ?? false`).catch(() => false);
+  }
+
+  /** the Debugger domain is on in this thread */
+  private debugging = false;
+
+  private async debuggerOn(): Promise<void> {
+    if (this.debugging) return;
+    this.debugging = true;
+    // V8 announces every script (hashing each one's text), the thread stopped: ~0.12 s on the
+    // loaded server, 27-31 ms on a small program (no garbage collection in --trace-gc, Node
+    // 22-26). The round trip (a high bound) is charged to the observed cost.
     // maxScriptsCacheSize 0: the inspector keeps no text of a collected script; by default
     // it keeps all, and a breakpoint compiles its condition into a new script at each
     // hit (its text kept for the session's life: docs/BENCHMARKS.md section 19)
     const t0 = performance.now();
     await this.cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
     await this.cdp.evaluate(`${R}?.chargeTool?.(${Math.round((performance.now() - t0) * 1000)})`).catch(() => undefined);
-    if (!pauses) await this.skipPauses();
+    if (!this.pausesExpected) await this.skipPauses();
   }
 
   async skipPauses(): Promise<void> {
@@ -167,30 +188,40 @@ export class TargetThread {
    */
   private async registered(): Promise<RuntimeScript[]> {
     const copy = this.scriptsCopy;
-    let after = copy.version;
-    const added: RuntimeScript[] = [];
+    let after = copy.version, skip = 0;
+    const added = new Map<number, RuntimeScript>();
     for (;;) {
-      const text = await this.cdp.evaluate<string | null>(`${R}.scriptsSince(${copy.version},${after})`);
+      const text = await this.cdp.evaluate<string | null>(`${R}.scriptsSince(${copy.version},${after},${skip})`);
       if (text === null) break;
       const part = JSON.parse(text) as ScriptsPart;
-      added.push(...part.added);
+      for (const { from, ...s } of part.added) {
+        const had = from > 0 ? added.get(s.no) : undefined;
+        if (had) had.functions.push(...s.functions);
+        else added.set(s.no, s);
+      }
       after = part.last;
+      skip = part.skip ?? 0;
       if (part.version === undefined) continue;
       for (const no of part.dropped) copy.scripts.delete(no);
-      for (const s of added) copy.scripts.set(s.no, s);
+      for (const s of added.values()) copy.scripts.set(s.no, s);
       copy.version = part.version;
       break;
     }
     return [...copy.scripts.values()];
   }
 
-  /** Files the runtime has registered (prepared, or reached by breakpoints). */
+  /** Files the runtime has registered (prepared, or reached by breakpoints): their names only, not their functions. */
   private async registeredFiles(): Promise<Set<string>> {
-    return new Set((await this.registered()).map((s) => s.filename));
+    return new Set(JSON.parse(await this.cdp.evaluate<string>(`${R}.scriptFiles()`)) as string[]);
   }
 
   /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
   async unprepared(glob: string): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
+    // a module the load hook left unprepared since (its parser refused it): the debugger reaches it
+    if (!this.debugging) {
+      if (await this.everyScriptPrepared()) return [];
+      await this.debuggerOn();
+    }
     const registered = await this.registeredFiles();
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
     for (const script of this.loaded.values()) {
@@ -345,7 +376,7 @@ export class TargetThread {
     await this.breakpoints.restore();
     await this.cdp.evaluate(`${R}.deactivate()`);
     await this.liveEdits.restore();
-    await this.cdp.send('Debugger.disable');
+    if (this.debugging) await this.cdp.send('Debugger.disable');
   }
 }
 
