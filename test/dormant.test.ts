@@ -110,11 +110,13 @@ test('dormant: call sites switched on while their function runs (an async loop t
   assert.equal(t.err, '');
 });
 
-test('dormant: a script list longer than one part of the runtime\'s answers (modules loaded before and after attach) names every function once; a probe in the last module counts exactly', async () => {
-  // 12 modules of 300 functions: 3,600, the runtime answers in parts of ~1,000 (Runtime.scriptsSince)
+test('dormant: a script list longer than one part of the runtime\'s answers (modules loaded before and after attach, two larger than a part) names every function once, in order; a probe in the last module counts exactly', async () => {
+  // 12 modules of 300 functions, but m3 of 2,500 and m9 of 1,200: the runtime answers in parts
+  // of at most 1,000 (Runtime.scriptsSince), a module larger than that in several
+  const size = (k: number) => (k === 3 ? 2500 : k === 9 ? 1200 : 300);
   const dir = fs.mkdtempSync(path.join(TMP, 'many-'));
   for (let k = 0; k < 12; k++) {
-    const fns = Array.from({ length: 300 }, (_, i) => `function g${i}(x) { return x + ${i}; }`);
+    const fns = Array.from({ length: size(k) }, (_, i) => `function g${i}(x) { return x + ${i}; }`);
     fs.writeFileSync(path.join(dir, `m${k}.js`), `${fns.join('\n')}\nmodule.exports = { ${fns.map((_, i) => `g${i}`).join(', ')} };\n`);
   }
   const t = new Target(path.join(FIXTURES, 'many-modules.js'), [dir], ['--import', AGENT]);
@@ -123,16 +125,24 @@ test('dormant: a script list longer than one part of the runtime\'s answers (mod
   t.send('load 0 8');
   await t.waitFor(/loaded 8\n/);
   const s = await Session.attach(t.pid);
-  const names = async () => (await s.resources('/Code/**')).filter((r) => /\/m\d+\.js$/.test(r.module)).map((r) => r.path);
+  const listed = async () => (await s.resources('/Code/**')).filter((r) => /\/m\d+\.js$/.test(r.module));
+  const names = async () => (await listed()).map((r) => r.path);
   const before = await names();
-  assert.equal(before.length, 8 * 300);
+  assert.equal(before.length, 7 * 300 + 2500);
   assert.equal(new Set(before).size, before.length, 'no function listed twice');
   // loaded after attach: the tool's copy is brought up to date with what was added only
   t.send('load 8 12');
   await t.waitFor(/loaded 12\n/);
-  const all = await names();
-  assert.equal(all.length, 12 * 300);
+  const resources = await listed();
+  const all = resources.map((r) => r.path);
+  assert.equal(all.length, 10 * 300 + 2500 + 1200);
   assert.equal(new Set(all).size, all.length);
+  // a module's functions in source order across the parts it came in: g<i> on line i + 1
+  for (const k of [3, 9]) {
+    const fns = resources.filter((r) => r.module.endsWith(`/m${k}.js`));
+    assert.equal(fns.length, size(k));
+    assert.ok(fns.every((r, i) => r.function === `g${i}` && r.line === i + 1), `m${k}.js: functions out of order`);
+  }
   const last = all.find((p) => p.endsWith('m11.js/g0'))!;
   assert.ok(last, 'a function of the last module is named');
   assert.equal((await s.probe(`${last}.entry: n++`)).bySlot, 1);
