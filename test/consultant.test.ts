@@ -315,7 +315,7 @@ test('CLI: bad diagnose arguments are one-line errors, before any target is touc
 });
 
 
-test('phases of a whole-program hypothesis: a dip of fewer than three windows does not end one; after one ended, a single window over the threshold is no new phase (its refinements stay asleep), two in a row are', () => {
+test('phases of a whole-program hypothesis: a dip of fewer than three windows does not end one; after one ended, a single window over the threshold is no new phase (no refinement is decided from stack samples on it), two in a row are', () => {
   const windows = (v: string) => [...v].map((c, i) => ({ from: i, to: i + 1, value: c === 'T' ? 0.3 : 0, verdict: c === 'T' }));
   // the first phase may be one window (the search refines at once); a dip of two does not end it
   assert.deepEqual(phasesOf(windows('TFFTTFFF')), [[0, 5]]);
@@ -325,7 +325,7 @@ test('phases of a whole-program hypothesis: a dip of fewer than three windows do
   assert.deepEqual(phasesOf(windows('TTFFFFTTFFF')), [[0, 2], [6, 8]]);
   // a window true at the very end may be the start of one: kept
   assert.deepEqual(phasesOf(windows('TTFFFFT')), [[0, 2], [6, 7]]);
-  // the search refines under a hypothesis only in a phase: the first window, a dip's end, the second of a new one
+  // stack samples decide a refinement only in a phase: the first window, a dip's end, the second of a new one
   const live = (v: string) => inPhase(windows(v));
   assert.deepEqual(['FFT', 'TTT', 'TFFT', 'TTFFFFTT', 'FFFFT'].map(live), [true, true, true, true, true]);
   assert.deepEqual(['', 'TF', 'TTFFFFT', 'TTFFFFFFFFT', 'TTFFFFTTFFFT'].map(live), [false, false, false, false, false]);
