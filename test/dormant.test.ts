@@ -12,6 +12,7 @@ import { after, test } from 'node:test';
 import { AttachError, Session } from '../src/api';
 import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
 import { PreparedCache } from '../src/agent/prepared-cache';
+import { readOnce } from '../src/agent/prepared-codec';
 import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
 import { FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
 
@@ -287,6 +288,11 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.deepEqual(first, prep(12));
   const second = cache.prepared(req(34), () => { throw new Error('not prepared again'); });
   assert.equal(cache.stats.hits, 1);
+  // listing every function for the tool reads their points without keeping them decoded (readOnce)
+  const fns = second.analysis.functions;
+  const listed = readOnce(() => JSON.stringify(fns));
+  assert.ok(fns.every((f) => typeof Object.getOwnPropertyDescriptor(f, 'points')?.get === 'function'), 'points decoded again when next read');
+  assert.equal(listed, JSON.stringify(prep(34).analysis.functions));
   assert.deepEqual(plain(second), prep(34));
   // an ES module: its preamble names the script number too
   const esm = 'export function g(a) { return a + 1; }\nexport const h = () => g(2);\n';

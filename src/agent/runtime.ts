@@ -16,6 +16,7 @@ import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
+import { readOnce } from './prepared-codec';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
@@ -1017,7 +1018,7 @@ export class Runtime {
    */
   scriptsSince(version: number, after = version, skip = 0): string | null {
     if (version === this.scriptsVersion) return null;
-    return this.servingTool(() => JSON.stringify(this.scriptsPart(version, after, skip)));
+    return this.servingTool(() => readOnce(() => JSON.stringify(this.scriptsPart(version, after, skip))));
   }
 
   private scriptsPart(version: number, after: number, skip: number): ScriptsPart {
