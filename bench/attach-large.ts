@@ -5,7 +5,9 @@
 // Two starts of the program, the same run: with the agent alone (every module
 // prepared at load: the debugger stays off), and with a preload before the agent
 // (-r, a module the load hook never saw: the debugger goes on at attach).
-// Baseline: the same timer over as long a window with nobody attached.
+// Baseline: the same timer over as long a window with nobody attached. The heap
+// the program keeps (after a full collection, --expose-gc) before the first attach
+// and after each.
 //   npm run build && node dist/bench/attach-large.js [--runs N]
 import * as fs from 'fs';
 import * as os from 'os';
@@ -25,12 +27,14 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   try {
     for (const [label, pre] of [['agent alone', []], ['a preload before the agent', ['-r', path.join(FIXTURES, 'preload-before.js')]]] as [string, string[]][]) {
-      const p = Proc.spawn(path.join(TARGETS, 'lag-meter.js'), [], ROOT, [...pre, '--import', AGENT]);
+      const p = Proc.spawn(path.join(TARGETS, 'lag-meter.js'), [], ROOT, ['--expose-gc', ...pre, '--import', AGENT]);
       try {
         await p.waitFor(/ready/);
         await sleep(1000);
         const worst = async () => Number((await p.request('worst', /worst ([\d.]+)\n/))[1]);
         const phases: number[][] = [], lags: number[] = [], idle: number[] = [];
+        const heap = async () => (await p.request('heap', /heap ([\d.]+)\n/))[1];
+        const heaps = [await heap()];
         let off = 0;
         for (let r = 0; r < RUNS; r++) {
           await p.request('reset', /reset\n/);
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
           await s.detach();
           at.push(performance.now());
           lags.push(await worst());
+          heaps.push(await heap());
           phases.push(at.slice(1).map((t, i) => t - at[i]));
           if (!n) throw new Error('no functions listed');
           // nobody attached, as long
@@ -56,7 +61,7 @@ async function main(): Promise<void> {
           idle.push(await worst());
         }
         const col = (i: number) => median(phases.map((x) => x[i])).toFixed(0);
-        rows.push([label, `${off} of ${RUNS}`, col(0), col(1), col(2), col(3), col(4), `${median(lags).toFixed(1)} (${Math.min(...lags).toFixed(1)}-${Math.max(...lags).toFixed(1)})`, median(idle).toFixed(1)]);
+        rows.push([label, `${off} of ${RUNS}`, col(0), col(1), col(2), col(3), col(4), `${median(lags).toFixed(1)} (${Math.min(...lags).toFixed(1)}-${Math.max(...lags).toFixed(1)})`, median(idle).toFixed(1), heaps.join(' → ')]);
       } finally {
         p.child.kill();
         await p.exited;
@@ -67,7 +72,7 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`Node ${process.version}, ${RUNS} attaches per start, medians\n\n`);
   process.stdout.write(table(['program started with', 'debugger stayed off', 'attach ms', 'resources /Code/** ms', 'probe ms', 'sample ms', 'detach ms',
-    'longest hold of the program\'s thread, ms (min-max)', 'same window, nobody attached, ms'], rows) + '\n');
+    'longest hold of the program\'s thread, ms (min-max)', 'same window, nobody attached, ms', 'heap kept, MB: before, after each attach'], rows) + '\n');
 }
 
 main().catch((e) => { process.stderr.write(`${(e as Error).stack}\n`); process.exit(1); });
