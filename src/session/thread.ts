@@ -102,7 +102,7 @@ export class TargetThread {
    * stop it (breakpoint conditions still run). A worker waiting at its start
    * keeps pauses until the agent is in (`skipPauses` then). Where every module of
    * the thread was prepared at load (the dormant agent), the debugger stays off
-   * until something needs it (a module left unprepared, a point without a slot).
+   * until a module needs it (one the load hook left unprepared).
    */
   async enable(pauses = false): Promise<void> {
     // a worker waiting for the debugger has no runtime yet (and no earlier session)
