@@ -49,8 +49,12 @@ export function inPhase(tests: readonly { verdict: boolean }[]): boolean {
   while (i > 0 && tests[i - 1].verdict) i--;
   const run = tests.length - i;
   const before = tests.slice(0, i);
-  const ended = before.length >= PHASE_END && before.slice(-PHASE_END).every((t) => !t.verdict);
-  return run > 0 && (!before.some((t) => t.verdict) || !ended || run >= PHASE_START);
+  return run > 0 && (!before.some((t) => t.verdict) || !phaseEnded(before) || run >= PHASE_START);
+}
+
+/** Windows (oldest first) whose last PHASE_END were false: a phase, if there was one, is over. */
+function phaseEnded(tests: readonly { verdict: boolean }[]): boolean {
+  return tests.length >= PHASE_END && tests.slice(-PHASE_END).every((t) => !t.verdict);
 }
 
 /** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
@@ -485,8 +489,7 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** A whole-program hypothesis false for the last PHASE_END windows: its phase is over. */
   private phaseOver(top: SearchNode): boolean {
-    const last = top.tests.slice(-PHASE_END);
-    return last.length === PHASE_END && last.every((t) => !t.verdict);
+    return phaseEnded(top.tests);
   }
 
   /** Is the node's top-level hypothesis true now (its refinements are wanted)? */
