@@ -154,7 +154,10 @@ export class MetricManager extends EventEmitter {
     // (and for CPU-time metrics the kernel's count of each thread's CPU time, the bound their values cannot pass)
     // timers compensated from the first line
     const prices = early.some((e) => isTimerPlan(e.plan)) ? await mm.prices() : undefined;
-    const session = await Session.launch(command, reqs, { ...opts, prices: prices ?? undefined, watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
+    // a call path counts from the program's first line, from 0: watched before it can end
+    const watchPaths = early.filter((e) => e.plan.kind === 'path').map((e) => ({ k: e.plan.callPath!.k, functions: e.plan.callPath!.functions }));
+    const session = await Session.launch(command, reqs, { ...opts, prices: prices ?? undefined, watchPaths,
+      watchThreads: opts.watchThreads || early.some((e) => e.plan.kind === 'thread' || cpuTime(e.inst.metric)) });
     mm.sessions.push(session);
     if (prices !== undefined) mm.pricedAs(session, prices);
     const flags = mm.flagsFor(session);
@@ -167,8 +170,7 @@ export class MetricManager extends EventEmitter {
       if (cpuTime(e.inst.metric)) await mm.noteRan(e.inst.perSession[0], true);
       if (e.plan.kind === 'thread' && e.plan.threadValue === 'cost') e.inst.calibration = await mm.costCalibration();
       if (e.plan.kind === 'thread') await mm.startThreadValues(e.inst.perSession[0], true);
-      // a call path counts from the program's first line: from 0
-      if (e.plan.kind === 'path') { session.watchPath(e.plan.callPath!.k, e.plan.callPath!.functions); e.inst.perSession[0].watching = true; }
+      if (e.plan.kind === 'path') e.inst.perSession[0].watching = true;
       if (e.obj) {
         const hk = mm.holderKey(e.inst.metric, e.parts, e.obj);
         const have = mm.holders.get(hk);

@@ -39,6 +39,11 @@ export interface SessionOptions extends ThreadLimits {
   cwd?: string;
   /** for launch: measure every thread's own values (CPU, wall, GC, event loop) from its first line, so a program that ends at once has them too */
   watchThreads?: boolean;
+  /**
+   * for launch: call paths sampled as series (watchPath) from the program's first line;
+   * set before the program can end, or a program that ends at once would have none
+   */
+  watchPaths?: { k: PathLength; functions: string[] }[];
 }
 
 export interface Resource {
@@ -167,6 +172,7 @@ export class Session extends EventEmitter {
       const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs, watch: opts.watchThreads, prices: opts.prices }, opts.stdio ?? 'inherit', opts.cwd);
       const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
       if (opts.watchThreads) s.watching = true;
+      for (const p of opts.watchPaths ?? []) s.watchPath(p.k, p.functions);
       if (opts.prices) s.prices = opts.prices;
       for (const [k, v] of kinds) s.timerKinds.set(k, v);
       s.specs.push(...specs);
