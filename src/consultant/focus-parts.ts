@@ -1,14 +1,15 @@
 // The parts of a search node's focus the consultant reads.
-import { parseCallSite, splitFocus } from '../metrics/focus';
+import { parseCallSite, parseLoop, splitFocus } from '../metrics/focus';
 
 /** The /Code part without "/Code/" ("<module>" or "<module>/<function>"), if any. */
 export const codeOf = (focus: string): string | undefined => splitFocus(focus).find((p) => p.startsWith('/Code/'))?.slice(6);
 
 /** Which level of /Code a search node is at, given its parent's focus (undefined: no /Code part). */
-export function codeLevel(focus: string, parentFocus: string | undefined): 'module' | 'function' | 'callsite' | undefined {
+export function codeLevel(focus: string, parentFocus: string | undefined): 'module' | 'function' | 'callsite' | 'loop' | undefined {
   const code = codeOf(focus);
   if (code === undefined) return undefined;
   if (parseCallSite(`/Code/${code}`)) return 'callsite';
+  if (parseLoop(`/Code/${code}`)) return 'loop';
   return parentFocus !== undefined && codeOf(parentFocus) !== undefined ? 'function' : 'module';
 }
 

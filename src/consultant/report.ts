@@ -133,7 +133,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
     const phase = phases[top(n).hypothesis].find(([a, b]) => a <= last.to && last.from <= b);
     out.push({ ...base, focus: n.focus, interval: phase ? [Math.min(phase[0], last.from), Math.max(phase[1], last.to)] : [last.from, last.to] });
   }
-  // a call site is a part of its function's own time: it ranks by no more than that; and a
+  // a call site or a loop is a part of its function's own time: it ranks by no more than that; and a
   // bottleneck counts for the part of the run it held in (a 1 s phase of the tool's own cost
   // at 80% weighs less than a function at 60% all along)
   const weight = new Map<Bottleneck, number>();
@@ -141,11 +141,17 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
   for (const b of out) {
     const n = nodes.find((k) => k.focus === b.focus && k.hypothesis === b.hypothesis);
     const up = n && n.parent !== null ? nodes[n.parent - 1] : undefined;
-    const upSelf = up && codeLevel(b.focus, up.focus) === 'callsite' ? selfShare(up) : undefined;
+    const level = up && codeLevel(b.focus, up.focus);
+    const inside = level === 'callsite' || level === 'loop';
+    const upSelf = up && inside ? selfShare(up) : undefined;
     const held = Math.min(1, Math.max(0, b.interval[1] - b.interval[0]) / run);
     // by its own code only where that made it a bottleneck: a function V8 inlined has no samples of its own
     const own = b.self !== undefined && b.self >= b.threshold / 2 ? b.self : undefined;
-    weight.set(b, (own ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value)) * held);
+    let w = (own ?? (upSelf !== undefined ? Math.min(b.value, upSelf) : b.value)) * held;
+    // and after its function where that is listed too (tested later, it held until later)
+    const fn = inside ? out.find((x) => x.focus === up!.focus && x.hypothesis === b.hypothesis) : undefined;
+    if (fn) w = Math.min(w, weight.get(fn) ?? w);
+    weight.set(b, w);
   }
   out.sort((a, b) => weight.get(b)! - weight.get(a)!);
   const ranked = waitersAfterBusy(out, weight);

@@ -2,7 +2,7 @@
 // search history graph is a hypothesis (why) at a focus (where); it is tested
 // by enabling its metric there for a while and comparing the value, a fraction
 // of one thread's time, with the hypothesis's threshold. True nodes are refined
-// (threads, then modules, then functions, then call sites); false ones are dropped. The
+// (threads, then modules, then functions, then call sites and loops); false ones are dropped. The
 // whole-program nodes stay enabled and are judged window after window, so a
 // hypothesis can hold in one phase and not in another (when), and a new phase
 // searches its refinements again. How many tests run at once is set by the
@@ -17,8 +17,9 @@ import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
 import { parseCallSite, splitFocus } from '../metrics/focus';
-import { calleeName, pointMatches } from '../analysis/point-select';
+import { calleeName, loopName, pointMatches } from '../analysis/point-select';
 import type { PointInfo } from '../analysis/functions';
+import type { Prepared } from '../session/mechanisms/mechanism';
 import { codeLevel, codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { HYPOTHESES, Hypothesis, hypothesis, thresholds as withThresholds } from './hypotheses';
 
@@ -76,7 +77,7 @@ function anonymousOf(counts: ReadonlyMap<string, number>, module: string): strin
   return [...counts.keys()].filter((k) => k.startsWith(prefix) && !k.includes('/', prefix.length));
 }
 
-type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[] };
+type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[]; prepared: Prepared };
 
 /** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
 function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
@@ -335,8 +336,10 @@ export class PerformanceConsultant extends EventEmitter {
       }
       const h = this.hyp(node);
       const level = this.level(node);
-      const fn = h.compensate && (level === 'function' || level === 'callsite');
-      const calls = fn ? { inst: await this.manager.enable('procedure_calls', node.focus), timings: level === 'callsite' ? await this.timingsPerCall(node) : 1 } : undefined;
+      const fn = h.compensate && (level === 'function' || level === 'callsite' || level === 'loop');
+      // a loop's timer runs once per entry into the loop, not per trip
+      const counter = level === 'loop' ? 'loop_entries' : 'procedure_calls';
+      const calls = fn ? { inst: await this.manager.enable(counter, node.focus), timings: level === 'callsite' ? await this.timingsPerCall(node) : 1 } : undefined;
       const top = h.codeShareOfCpu && level ? this.active.find((a) => a.permanent && a.node === this.topOf(node)) : undefined;
       const cpu = top ? { inst: top.inst } : undefined;
       // the whole program only: among threads, the one that got the CPU is the bottleneck, not those
@@ -381,7 +384,7 @@ export class PerformanceConsultant extends EventEmitter {
   }
 
   /** Which level of /Code a node is at (undefined: none). */
-  private level(n: SearchNode): 'module' | 'function' | 'callsite' | undefined {
+  private level(n: SearchNode): 'module' | 'function' | 'callsite' | 'loop' | undefined {
     return codeLevel(n.focus, n.parent === null ? undefined : this.nodes[n.parent - 1].focus);
   }
 
@@ -536,7 +539,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (!code) {
       for (const m of [...new Set(fns.map((r) => r.module))].sort()) { const f = join(`/Code/${m}`); if (!exists(f)) this.add(n, h, f, m); }
     } else if (this.isFunction(n)) {
-      await this.refineCalls(n, fns, join);
+      await this.refineInside(n, fns, join);
     } else if (this.level(n) === 'module' && fns.some((r) => r.module === code.slice(6))) {
       for (const r of fns.filter((x) => x.module === code.slice(6))) {
         const f = join(`/Code/${r.module}/${r.function}`);
@@ -546,18 +549,22 @@ export class PerformanceConsultant extends EventEmitter {
   }
 
   /**
-   * A true function's call sites: only for a hypothesis that holds on the
-   * stack, whose code metric can be placed at call sites, and only when the
-   * function's own code was running (the innermost of the program's frames)
-   * in at least half the threshold's share of stack samples: the time of its
-   * callees that are functions of the program is theirs and is tested at them,
-   * so the call sites tested are those of callees the search has no node for
-   * (Node's built-ins, native code).
+   * Inside a true function: its call sites and its loops, only for a hypothesis
+   * that holds on the stack, whose code metric can be placed there, and only
+   * when the function's own code was running (the innermost of the program's
+   * frames) in at least half the threshold's share of stack samples: the time
+   * of its callees that are functions of the program is theirs and is tested at
+   * them. So the call sites tested are those of callees the search has no node
+   * for (Node's built-ins, native code), and a loop tells on which lines the
+   * function's own time goes (loops have slots only where the script was
+   * prepared at load).
    */
-  private async refineCalls(n: SearchNode, fns: Fn[], join: (c: string) => string): Promise<void> {
+  private async refineInside(n: SearchNode, fns: Fn[], join: (c: string) => string): Promise<void> {
     const h = this.hyp(n);
     const lib = this.manager.library;
-    if (!h.onStack || !lib.metric(h.codeMetric!).constraints.some((c) => lib.constraints.get(c.name)?.hierarchy === '/Code/*/*')) return;
+    const placeable = (at: string) => lib.metric(h.codeMetric!).constraints.some((c) => lib.constraints.get(c.name)?.hierarchy === at);
+    const atCalls = placeable('/Code/*/*'), atLoops = placeable('/Code/*/loop@*');
+    if (!h.onStack || (!atCalls && !atLoops)) return;
     const st = this.session.stackSamples(threadLabel(n.focus));
     // too few samples to judge yet: asked again at the next step
     if (st.samples < samplesNeeded(st)) { this.refined.delete(n.id); return; }
@@ -565,12 +572,14 @@ export class PerformanceConsultant extends EventEmitter {
     if ((st.leaves.get(sampleKey(code)) ?? 0) / busySamples(st) < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
+    const add = (child: string, line: number) => {
+      const f = join(`/Code/${code}/${child}`);
+      if (!this.nodes.some((x) => x.parent === n.id && x.focus === f)) this.add(n, h, f, `${fn.module}:${line}`);
+    };
     // Function.prototype.call and apply run a function of the program (tested at its own node)
     const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
-    for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) {
-      const f = join(`/Code/${code}/${callee}()`);
-      if (!program.has(callee) && !this.nodes.some((x) => x.parent === n.id && x.focus === f)) this.add(n, h, f, `${fn.module}:${g.line}`);
-    }
+    if (atCalls) for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) if (!program.has(callee)) add(`${callee}()`, g.line);
+    if (atLoops && fn.prepared === 'load') for (const p of fn.points) if (p.kind === 'loop') add(loopName(p, fn.points), p.line);
   }
 
   /** Stack samples of a node's thread: how many, and in how many its function (module: "<module>/") was. */
@@ -695,7 +704,7 @@ export class PerformanceConsultant extends EventEmitter {
     const t = this.now();
     if (this.fns && t - this.fns.at <= 1) return Promise.resolve(this.fns.list);
     this.listing ??= this.session.resources('/Code/**').then((all) => {
-      const list = all.filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points }));
+      const list = all.filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points, prepared: r.prepared }));
       this.fns = { at: t, list };
       return list;
     }).finally(() => { this.listing = undefined; });
