@@ -7,6 +7,7 @@ import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { calleeName, loopName } from '../analysis/point-select';
+import type { PointInfo } from '../analysis/functions';
 import { parseLoop } from '../metrics/focus';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
@@ -107,39 +108,35 @@ function hottestFunctions(s: Session): Hottest[] {
 /**
  * a is explained by b: function a has a call site whose callee is function b
  * (by name, as `b(...)`, `x.b(...)` or `this.b(...)`), or a stack sample
- * caught b running in a call a made; or a and b are loops of one function and
- * b is nested in a.
+ * caught b running in a call a made; loop a has such a call site in it, or
+ * b is a loop of the same function nested in it.
  */
-async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
+export async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
+  const calleesOf = (points: PointInfo[]) => new Set(points.flatMap((p) => (p.kind === 'call' && p.callee ? [calleeName(p.callee) ?? p.callee] : [])));
   const callees = new Map<string, Set<string>>();
-  /** a true loop's span in its script: "<module>/<function>/loop@<line>" -> [pos, end] */
-  const spans = new Map<string, [number, number]>();
+  /** a true loop's function, span in its script and callees: "<module>/<function>/loop@<line>" -> ... */
+  const loops = new Map<string, { fn: string; pos: number; end: number }>();
   for (const n of nodes) {
     const code = codeOf(n.focus);
-    if (n.state !== 'true' || !code) continue;
+    if (n.state !== 'true' || !code || callees.has(code)) continue;
     const loop = parseLoop(`/Code/${code}`);
-    if (loop && !spans.has(code)) {
-      try {
-        const r = (await s.resources(loop.fn)).find((x) => x.path === loop.fn);
-        const p = r?.points.find((q) => q.kind === 'loop' && loopName(q, r.points) === loop.loop);
-        if (p) spans.set(code, [p.pos, p.end]);
-      } catch { /* the target is gone: no pruning */ }
-      continue;
-    }
-    if (callees.has(code)) continue;
     try {
-      const r = (await s.resources(`/Code/${code}`)).find((x) => x.path === `/Code/${code}`);
-      if (r) callees.set(code, new Set(r.points.flatMap((p) => (p.kind === 'call' && p.callee ? [calleeName(p.callee) ?? p.callee] : []))));
+      const r = (await s.resources(loop?.fn ?? `/Code/${code}`)).find((x) => x.path === (loop?.fn ?? `/Code/${code}`));
+      if (!r) continue;
+      const p = loop && r.points.find((q) => q.kind === 'loop' && loopName(q, r.points) === loop.loop);
+      if (loop && !p) continue;
+      if (p) loops.set(code, { fn: loop!.fn, pos: p.pos, end: p.end });
+      callees.set(code, calleesOf(p ? r.points.filter((q) => p.pos <= q.pos && q.end <= p.end) : r.points));
     } catch { /* the target is gone: no pruning */ }
   }
   return (a, b) => {
     const ca = codeOf(a.focus), cb = codeOf(b.focus);
     if (!ca || !cb || ca === cb || threadOf(a.focus) !== threadOf(b.focus)) return false;
-    const la = spans.get(ca), lb = spans.get(cb);
-    if (la || lb) return !!la && !!lb && parseLoop(`/Code/${ca}`)!.fn === parseLoop(`/Code/${cb}`)!.fn && la[0] <= lb[0] && lb[1] <= la[1];
+    const la = loops.get(ca), lb = loops.get(cb);
+    if (lb) return !!la && la.fn === lb.fn && la.pos <= lb.pos && lb.end <= la.end;
     const name = cb.slice(cb.lastIndexOf('/') + 1).replace(/^.*\./, '');
     if (callees.get(ca)?.has(name)) return true;
     // calls the code does not spell out (callbacks, fn.call(this)) show in stack samples
-    return s.stackSamples(threadLabel(a.focus)).above.get(sampleKey(ca))?.has(sampleKey(cb)) ?? false;
+    return !la && (s.stackSamples(threadLabel(a.focus)).above.get(sampleKey(ca))?.has(sampleKey(cb)) ?? false);
   };
 }
