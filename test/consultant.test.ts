@@ -71,11 +71,12 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   const inside = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
   const sites = inside.filter((n) => n.focus.endsWith(')'));
   assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
-  // and its one loop (the program is launched: prepared at load), which holds all of its time
+  // and its one loop (the program is launched: prepared at load), not tested under the 5 % limit: it would
+  // switch every point of hashRecord on (its own code in most samples), and say so
   const loops = inside.filter((n) => !n.focus.endsWith(')'));
-  assert.deepEqual(loops.map((n) => [n.focus, n.state, n.source]), [['/Code/cpu-bound.js/hashRecord/loop@14', 'true', 'cpu-bound.js:14']], JSON.stringify(loops));
-  // listed after hashRecord, whose part it is
-  assert.ok(d.bottlenecks.findIndex((x) => x.focus === loops[0].focus) > d.bottlenecks.indexOf(b), renderDiagnosis(d));
+  assert.deepEqual(loops.map((n) => [n.focus, n.state, n.source]), [['/Code/cpu-bound.js/hashRecord/loop@14', 'too costly', 'cpu-bound.js:14']], JSON.stringify(loops));
+  assert.match(loops[0].note ?? '', /^a loop's test switches on every point of cpu-bound\.js\/hashRecord, which runs in \d+% of the thread's samples: about \d+% of the thread, over the 5\.0% limit$/);
+  assert.match(renderDiagnosis(d), /\nnot tested, too costly under the limit \(1\):\n {2}\$ cpu_bound @ \/Code\/cpu-bound\.js\/hashRecord\/loop@14 \(a loop's test/);
   for (const n of sites) {
     assert.ok(n.state === 'true' || n.state === 'false', `${n.focus}: ${n.state}`);
     assert.equal(n.source, 'cpu-bound.js:14');
@@ -97,8 +98,8 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.equal(d.cost.limit, 0.05);
 });
 
-test('a function whose own code holds the time is refined into its loops: the innermost hot loop is named with its line, the outer one is explained by it, the short one is false', async () => {
-  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'hot-loop.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe' });
+test('with no cost limit, a function whose own code holds the time is refined into its loops: the innermost hot loop is named with its line, after its function; the outer one is explained by it, the short one is false', async () => {
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'hot-loop.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', maxOverhead: Infinity });
   session.child!.kill();
   const node = (f: string) => d.searchHistory.find((n) => n.focus === `/Code/hot-loop.js/score${f}`);
   assert.equal(node('')?.state, 'true', renderDiagnosis(d));

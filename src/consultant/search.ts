@@ -58,6 +58,18 @@ function phaseEnded(tests: readonly { verdict: boolean }[]): boolean {
   return tests.length >= PHASE_END && tests.slice(-PHASE_END).every((t) => !t.verdict);
 }
 
+/**
+ * What testing a loop costs its thread, per share of the thread its function's own
+ * code takes: with any point of a function switched on, each of its other points
+ * (each trip of each loop, each call site) runs a pass-through. Measured (Node 22
+ * and 24): windows of 11-22 % with cpu-bound's hashRecord (own code 54-59 %, three
+ * call sites a trip) and 14-26 % with test/fixtures/hot-loop.js's score (97 %) on
+ * Node 22. Under a limit below it a loop is not tested ('too costly'), as a
+ * breakpoint's pinning is not: run alone, it held the cpu-bound demo's search
+ * over its 5 % limit on average (5.5-7.0 %, three runs on Node 24).
+ */
+export const LOOP_GUARD = 0.4;
+
 /** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
 const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
 
@@ -569,17 +581,29 @@ export class PerformanceConsultant extends EventEmitter {
     // too few samples to judge yet: asked again at the next step
     if (st.samples < samplesNeeded(st)) { this.refined.delete(n.id); return; }
     const code = codeOf(n.focus)!;
-    if ((st.leaves.get(sampleKey(code)) ?? 0) / busySamples(st) < n.threshold / 2) return;
+    const self = (st.leaves.get(sampleKey(code)) ?? 0) / busySamples(st);
+    if (self < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
-    const add = (child: string, line: number) => {
+    const add = (child: string, line: number): SearchNode | undefined => {
       const f = join(`/Code/${code}/${child}`);
-      if (!this.nodes.some((x) => x.parent === n.id && x.focus === f)) this.add(n, h, f, `${fn.module}:${line}`);
+      if (!this.nodes.some((x) => x.parent === n.id && x.focus === f)) return this.add(n, h, f, `${fn.module}:${line}`);
     };
     // Function.prototype.call and apply run a function of the program (tested at its own node)
     const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
     if (atCalls) for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) if (!program.has(callee)) add(`${callee}()`, g.line);
-    if (atLoops && fn.prepared === 'load') for (const p of fn.points) if (p.kind === 'loop') add(loopName(p, fn.points), p.line);
+    if (!atLoops || fn.prepared !== 'load') return;
+    // a loop has no stack samples of its own: its test switches every point of the function on (see LOOP_GUARD)
+    const guard = LOOP_GUARD * self;
+    for (const p of fn.points) {
+      const loop = p.kind === 'loop' ? add(loopName(p, fn.points), p.line) : undefined;
+      if (!loop || guard <= this.limit) continue;
+      loop.state = 'too costly';
+      loop.note = `a loop's test switches on every point of ${code}, which runs in ${(100 * self).toFixed(0)}% of the thread's samples: ` +
+        `about ${(100 * guard).toFixed(0)}% of the thread, over the ${(100 * this.limit).toFixed(1)}% limit`;
+      loop.predictedCost = guard;
+      this.emit('node', loop);
+    }
   }
 
   /** Stack samples of a node's thread: how many, and in how many its function (module: "<module>/") was. */
