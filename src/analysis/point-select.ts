@@ -47,10 +47,14 @@ export function loopSelector(attr: string, name: string): string | null {
   return kind ? `${kind}:${name}` : null;
 }
 
+/** The loop point of a function named `name` (`loop@12`, as loopName gives it), or null. */
+export function loopNamed(name: string, points: readonly PointInfo[]): PointInfo | null {
+  return points.find((q) => q.kind === 'loop' && loopName(q, points) === name) ?? null;
+}
+
 /** The loop a loop-selector names (`loop:loop@12` and the like), or null. */
 function namedLoop(sel: string, points: readonly PointInfo[]): PointInfo | null {
-  const name = sel.slice(sel.indexOf(':') + 1);
-  return points.find((q) => q.kind === 'loop' && loopName(q, points) === name) ?? null;
+  return loopNamed(sel.slice(sel.indexOf(':') + 1), points);
 }
 
 /** The handler slot a selector's placement runs in: after a call (postInsn) and after a loop (postInsn, or loopexit:) are the point's second slot. */

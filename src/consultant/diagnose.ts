@@ -6,7 +6,7 @@ import { busySamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
-import { calleeName, loopName } from '../analysis/point-select';
+import { calleeName, loopNamed } from '../analysis/point-select';
 import type { PointInfo } from '../analysis/functions';
 import { parseLoop } from '../metrics/focus';
 import { hypothesis, thresholds } from './hypotheses';
@@ -114,7 +114,7 @@ function hottestFunctions(s: Session): Hottest[] {
 export async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: SearchNode, b: SearchNode) => boolean> {
   const calleesOf = (points: PointInfo[]) => new Set(points.flatMap((p) => (p.kind === 'call' && p.callee ? [calleeName(p.callee) ?? p.callee] : [])));
   const callees = new Map<string, Set<string>>();
-  /** a true loop's function, span in its script and callees: "<module>/<function>/loop@<line>" -> ... */
+  /** a true loop's function and span in its script: "<module>/<function>/loop@<line>" -> ... (its callees are in callees) */
   const loops = new Map<string, { fn: string; pos: number; end: number }>();
   for (const n of nodes) {
     const code = codeOf(n.focus);
@@ -123,7 +123,7 @@ export async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: Se
     try {
       const r = (await s.resources(loop?.fn ?? `/Code/${code}`)).find((x) => x.path === (loop?.fn ?? `/Code/${code}`));
       if (!r) continue;
-      const p = loop && r.points.find((q) => q.kind === 'loop' && loopName(q, r.points) === loop.loop);
+      const p = loop && loopNamed(loop.loop, r.points);
       if (loop && !p) continue;
       if (p) loops.set(code, { fn: loop!.fn, pos: p.pos, end: p.end });
       callees.set(code, calleesOf(p ? r.points.filter((q) => p.pos <= q.pos && q.end <= p.end) : r.points));
