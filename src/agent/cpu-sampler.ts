@@ -14,6 +14,7 @@
 // esprima parsing in a loop (Node 24, measured 2026-11-27): the tool's time
 // the observed cost counts, and the next thing to cut.
 import * as inspector from 'inspector';
+import { lastPart, words } from './no-regexp';
 
 /** V8's sampling interval: 100 samples a second per thread */
 export const SAMPLE_INTERVAL_US = 10_000;
@@ -24,7 +25,7 @@ interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
 export function cpuProfWanted(): boolean {
-  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  const flags = [...process.execArgv, ...words(process.env.NODE_OPTIONS ?? '')];
   return flags.some((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof='));
 }
 
@@ -56,7 +57,7 @@ export type FrameKey = (url: string, functionName: string, line: number) => stri
 export function nodeFrameKey(url: string, functionName: string): string | null {
   if (functionName.startsWith('(')) return null;
   if (!url) return functionName ? `(native)/${functionName}` : null;
-  return url.startsWith('node:') ? `${url}/${functionName.replace(/^.*\./, '') || '<anonymous>'}` : null;
+  return url.startsWith('node:') ? `${url}/${lastPart(functionName) || '<anonymous>'}` : null;
 }
 
 export class CpuSampler {

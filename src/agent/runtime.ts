@@ -22,6 +22,7 @@ import { CallPaths, type Overhead, type PathFunction, type PathRecord, type Susp
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
 import { readCalibrationEntry } from '../cost/calibration-file';
+import { lastPart } from './no-regexp';
 import { OWN_PACKAGES } from './own-code';
 import type { ScriptLayout } from '../instrument/layout';
 
@@ -844,7 +845,7 @@ export class Runtime {
    */
   private frameKey(file: string, functionName: string, line: number): string | null {
     if (file.startsWith('node:') || this.isTool(file)) return null;
-    const name = functionName.replace(/^.*\./, '');
+    const name = lastPart(functionName);
     // an anonymous function by the line it starts at, as the analysis names it (sampleKey)
     return `${this.moduleOf(file)}/${name || `<anonymous>@${line}`}`;
   }
