@@ -14,9 +14,8 @@ import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
 import { PreparedCache } from '../src/agent/prepared-cache';
 import { readOnce } from '../src/agent/prepared-codec';
 import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
-import { FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
+import { AGENT, FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
 
-const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const target = path.join(FIXTURES, 'dormant-target.js');
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-dormant-test-'));
 // targets inherit this: their cache goes to a private directory, not the user's

@@ -9,9 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { CLI, FIXTURES, ROOT } from './support/helpers';
+import { AGENT, CLI, FIXTURES } from './support/helpers';
 
-const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-inlining-test-'));
 after(() => fs.rmSync(TMP, { recursive: true, force: true }));
 const TRACE = ['--trace-turbo-inlining', '--no-concurrent-recompilation'];

@@ -12,11 +12,10 @@ import { Session } from '../src/api';
 import { FocusError } from '../src/mdl/evaluate';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
-import { CLI, FIXTURES, launchedFixture, ROOT, Target } from './support/helpers';
+import { AGENT, CLI, FIXTURES, launchedFixture, Target } from './support/helpers';
 
 const FILE = 'loop-counts.js';
 const target = path.join(FIXTURES, FILE);
-const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const at = (fn: string, loop = '') => `/Code/${FILE}/${fn}${loop ? `/${loop}` : ''}`;
 
 /** what `run 10` gives each loop: [entries, iterations] (the two loops of pair() share line 24) */

@@ -10,6 +10,8 @@ import { Session } from '../../src/session/session';
 export const ROOT = path.resolve(__dirname, '..', '..', '..');
 export const FIXTURES = path.join(ROOT, 'test', 'fixtures');
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+/** the dormant agent: `node --import <AGENT> app.js` */
+export const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 
 /** A target process that speaks line by line on stdin/stdout. */
 export class Target {
