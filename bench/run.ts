@@ -7,6 +7,7 @@ import { execSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import { benchAttach } from './attach';
+import { benchAttachStress } from './attach-stress';
 import { benchCallPaths } from './call-paths';
 import { benchCompensation } from './compensation';
 import { benchConditionMemory } from './condition-memory';
@@ -42,6 +43,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
   http: benchHttp,
+  'attach-stress': benchAttachStress,
   'liveedit-load': benchLiveEditLoad,
   pinning: benchPinning,
   switching: benchSwitching,
