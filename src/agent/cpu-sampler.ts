@@ -14,7 +14,7 @@
 // esprima parsing in a loop (Node 24, measured 2026-11-27): the tool's time
 // the observed cost counts, and the next thing to cut.
 import * as inspector from 'inspector';
-import { lastPart, words } from './no-regexp';
+import { lastPart } from './no-regexp';
 
 /** V8's sampling interval: 100 samples a second per thread */
 export const SAMPLE_INTERVAL_US = 10_000;
@@ -25,7 +25,8 @@ interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
 export function cpuProfWanted(): boolean {
-  const flags = [...process.execArgv, ...words(process.env.NODE_OPTIONS ?? '')];
+  // Node itself splits NODE_OPTIONS at spaces (no regexp here: see no-regexp.ts)
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')];
   return flags.some((f) => f === '--cpu-prof' || f.startsWith('--cpu-prof='));
 }
 

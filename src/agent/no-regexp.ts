@@ -10,15 +10,3 @@
 export function lastPart(name: string): string {
   return name.slice(name.lastIndexOf('.') + 1);
 }
-
-/** The words of a command line, split at whitespace (as .split(/\s+/) with empty words left out). */
-export function words(s: string): string[] {
-  const out: string[] = [];
-  let start = -1;
-  for (let i = 0; i <= s.length; i++) {
-    const c = i < s.length ? s.charCodeAt(i) : 32;
-    const space = c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0xfeff || c === 0x2028 || c === 0x2029 || (c >= 0x2000 && c <= 0x200a) || c === 0x1680 || c === 0x202f || c === 0x205f || c === 0x3000;
-    if (space) { if (start >= 0) out.push(s.slice(start, i)); start = -1; } else if (start < 0) start = i;
-  }
-  return out;
-}
