@@ -5,11 +5,8 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { load, startServer } from './http';
-import { BenchOptions, progress, ROOT, Section, table } from './lib';
-
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
+import { AGENT, CLI, load, startServer } from './http';
+import { BenchOptions, progress, Section, table } from './lib';
 
 export async function benchAttachStress(opts: BenchOptions & { nodes?: string[]; modes?: ('unprepared' | 'prepared')[]; attaches?: number }): Promise<Section> {
   const versions = opts.nodes ?? ['22', '24', '26'];

@@ -19,8 +19,8 @@ import * as path from 'path';
 import autocannon = require('autocannon');
 import { BenchOptions, fmt, Proc, progress, ROOT, Section, table, TARGETS } from './lib';
 
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
+export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
+export const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const SERVER = path.join(TARGETS, 'http-server.js');
 const CONNECTIONS = 10;
 
