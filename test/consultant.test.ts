@@ -224,11 +224,13 @@ test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at i
   assert.ok(b, JSON.stringify(d.bottlenecks));
   assert.equal(b.focus, '/Code/async-wait.js/fetchProfile');
   assert.equal(b.thread, `${pid}/main`);
-  // not CPU-bound; on a loaded machine the program's start (loading, its first requests) may be, for a window
-  // or two: a phase at its start, in its module, never a function on the waiting path (CI's Node 24: the
-  // module at 30 % of the busy samples over [0, 1.6] s)
+  // not CPU-bound; on a loaded machine the program's start (loading, its first requests) may be: a phase
+  // at its start, in its module, never a function on the waiting path, and over before the waiting is. How
+  // long it lasts is the machine's: a thread waiting for a core counts as CPU-bound, so beside other test
+  // files it stretched (CI's Node 24: the module at 30 % of the busy samples over [0, 1.6] s, and over
+  // [0, 4.9] s of a [0.6, 6.9] s wait)
   const cpu = d.bottlenecks.filter((x) => x.hypothesis === 'cpu_bound');
-  assert.ok(cpu.every((x) => x.interval[1] <= 2.5 && (x.focus === '/Code/async-wait.js' || x.focus.startsWith('/Process/'))), JSON.stringify(d.bottlenecks));
+  assert.ok(cpu.every((x) => x.interval[0] <= 1 && x.interval[1] < b.interval[1] && (x.focus === '/Code/async-wait.js' || x.focus.startsWith('/Process/'))), JSON.stringify(d.bottlenecks));
   for (const caller of ['loadUser', 'loadUsers', 'main']) assert.equal(d.searchHistory.find((n) => n.focus === `/Code/async-wait.js/${caller}`)?.state, 'true');
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
   // the stack samples are the program's: paranode's own parser, preparing modules in this thread, is not in them
