@@ -3,6 +3,7 @@
 // worker thread's session nested in its parent's (NodeWorker domain).
 import { EventEmitter } from 'events';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping';
+import { atSafePoint, runNow, settled, SAFE_POINT_WAIT_MS } from './safe-point';
 
 /** Node's own NodeWorker domain (not in devtools-protocol's mapping) */
 interface NodeWorkerCommands {
@@ -50,6 +51,9 @@ export class Cdp extends EventEmitter {
   private nextId = 1;
   private readonly pending = new Map<number, { method: string; resolve: (v: any) => void; reject: (e: Error) => void; at: number }>();
   private nudging: NodeJS.Timeout | null = null;
+  private nextDeferred = 1;
+  /** the thread is paused in the debugger: no program code runs, and a deferred expression would wait for a resume */
+  private paused = false;
   closed = false;
 
   constructor(private readonly transport: Transport, private readonly opts: CdpOptions = {}) {
@@ -58,6 +62,8 @@ export class Cdp extends EventEmitter {
     this.setMaxListeners(0);
     transport.onMessage((text) => this.receive(JSON.parse(text)));
     transport.onClose(() => this.markClosed());
+    this.on('Debugger.paused', () => { this.paused = true; });
+    this.on('Debugger.resumed', () => { this.paused = false; });
   }
 
   send<M extends Method>(method: M, params?: Params<M>): Promise<Result<M>> {
@@ -98,9 +104,42 @@ export class Cdp extends EventEmitter {
     this.nudging.unref();
   }
 
-  /** Evaluate an expression in the target and return its value (by value). */
+  /**
+   * Evaluate an expression in the target and return its value (by value), at
+   * the thread's next safe point (see safe-point.ts).
+   */
   async evaluate<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
-    const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true });
+    if (awaitPromise || this.paused) return this.evaluateNow<T>(expression, awaitPromise);
+    const id = `e${this.nextDeferred++}`;
+    const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression), returnByValue: true, silent: true }));
+    if ('now' in first) return first.v;
+    // queued for the thread's event loop: its value, or after a wait, run on top of the program's code as every request ran before
+    const answer = this.send('Runtime.evaluate', { expression: settled(id), returnByValue: true, awaitPromise: true, silent: true });
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      answer.then((r) => ({ r })),
+      new Promise<null>((res) => { timer = setTimeout(() => res(null), SAFE_POINT_WAIT_MS); }),
+    ]).finally(() => clearTimeout(timer));
+    if (waited) return this.resultValue<T>(waited.r);
+    const box = this.resultValue<{ ok: 1; v: T } | null>(await this.send('Runtime.evaluate', { expression: runNow(id), returnByValue: true, silent: true }));
+    if (box) {
+      answer.catch(() => undefined); // settles when the thread reaches a microtask checkpoint; nobody waits for it
+      return box.v;
+    }
+    return this.resultValue<T>(await answer);
+  }
+
+  /**
+   * Evaluate on top of whatever the thread runs, as its request arrives: for
+   * expressions that run no regular expression (reads of the runtime's state,
+   * its clock, the quiet point's hold and release) and must answer without
+   * waiting for the event loop (a sample's time, a thread held at its start).
+   */
+  async evaluateNow<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
+    return this.resultValue<T>(await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true }));
+  }
+
+  private resultValue<T>(r: Result<'Runtime.evaluate'>): T {
     if (r.exceptionDetails) {
       const ex = r.exceptionDetails.exception;
       const message = (ex && (ex.description ?? String(ex.value))) || r.exceptionDetails.text;

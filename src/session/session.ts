@@ -233,7 +233,7 @@ export class Session extends EventEmitter {
     const fromTitle = /\[worker (\d+)\]/.exec(p.workerInfo.title);
     let id = fromTitle ? Number(fromTitle[1]) : NaN;
     if (Number.isNaN(id)) {
-      try { id = await wcdp.evaluate<number>(`process.getBuiltinModule('worker_threads').threadId`); } catch { return; }
+      try { id = await wcdp.evaluateNow<number>(`process.getBuiltinModule('worker_threads').threadId`); } catch { return; }
     }
     if (id === this.relayThreadId || p.workerInfo.url.startsWith('node:')) {
       if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
@@ -443,7 +443,7 @@ export class Session extends EventEmitter {
     } catch (e) {
       if (t === this.main) throw e;
       if (e instanceof TargetGoneError) return null;
-      const answers = await t.cdp.evaluate('1').then(() => true, (x) => !(x instanceof TargetGoneError));
+      const answers = await t.cdp.evaluateNow('1').then(() => true, (x) => !(x instanceof TargetGoneError));
       if (answers) throw e;
       return null;
     }

@@ -106,7 +106,7 @@ export class TargetThread {
    */
   async enable(pauses = false): Promise<void> {
     // a worker waiting for the debugger has no runtime yet (and no earlier session)
-    const before = await this.cdp.evaluate<[string, string][] | null>(`${R}?.liveEditedScripts?.() ?? null`).catch(() => null);
+    const before = await this.cdp.evaluateNow<[string, string][] | null>(`${R}?.liveEditedScripts?.() ?? null`).catch(() => null);
     this.liveEditedBefore = new Map(before ?? []);
     // set before the debugger is on: a `debugger;` statement may run before skipAllPauses is
     this.pausesExpected = pauses;
@@ -119,7 +119,7 @@ export class TargetThread {
   }
 
   private async everyScriptPrepared(): Promise<boolean> {
-    return await this.cdp.evaluate<boolean>(`${R}?.everyScriptPrepared?.() ?? false`).catch(() => false);
+    return await this.cdp.evaluateNow<boolean>(`${R}?.everyScriptPrepared?.() ?? false`).catch(() => false);
   }
 
   /** the Debugger domain is on in this thread */
@@ -136,7 +136,7 @@ export class TargetThread {
     // hit (its text kept for the session's life: docs/BENCHMARKS.md section 19)
     const t0 = performance.now();
     await this.cdp.send('Debugger.enable', { maxScriptsCacheSize: 0 });
-    await this.cdp.evaluate(`${R}?.chargeTool?.(${Math.round((performance.now() - t0) * 1000)})`).catch(() => undefined);
+    await this.cdp.evaluateNow(`${R}?.chargeTool?.(${Math.round((performance.now() - t0) * 1000)})`).catch(() => undefined);
     if (!this.pausesExpected) await this.skipPauses();
   }
 
@@ -336,7 +336,7 @@ export class TargetThread {
 
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
-    const s = await this.cdp.evaluate<Sample>(`${R}.sample()`);
+    const s = await this.cdp.evaluateNow<Sample>(`${R}.sample()`);
     this.countPinned(s);
     if (s.notes) this.notes.push(...s.notes.map((n) => inThread(n, this.id)));
     if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {

@@ -70,7 +70,7 @@ export class ThreadLiveEdits {
       return await work();
     } finally {
       const us = Math.round((performance.now() - t0) * 1000);
-      if (await this.cdp.evaluate(`${R}.chargeTool(${us})`).then(() => true, () => false)) this.chargedUs += us;
+      if (await this.cdp.evaluateNow(`${R}.chargeTool(${us})`).then(() => true, () => false)) this.chargedUs += us;
     }
   }
 
@@ -213,16 +213,16 @@ export class ThreadLiveEdits {
         continue;
       }
       // the hold's whole time is charged to the tool by the runtime
-      await this.cdp.evaluate(`${R}.holdQuiet(${this.limits.maxPauseMs + 1000})`);
+      await this.cdp.evaluateNow(`${R}.holdQuiet(${this.limits.maxPauseMs + 1000})`);
       try {
         // asked from inside the hold, the runtime says so: the thread waits there, the program's functions off the stack
-        while (!(await this.cdp.evaluate<boolean>(`${R}.quietHeld()`))) {
+        while (!(await this.cdp.evaluateNow<boolean>(`${R}.quietHeld()`))) {
           if (Date.now() > deadline) return status;
           await new Promise((res) => setTimeout(res, 5));
         }
         status = await set();
       } finally {
-        await this.cdp.evaluate(`${R}.releaseQuiet()`).catch(() => undefined);
+        await this.cdp.evaluateNow(`${R}.releaseQuiet()`).catch(() => undefined);
       }
       // still active between callbacks (a generator of it running, a program that never
       // returns to its event loop): not again at once

@@ -1,0 +1,43 @@
+// The tool's JavaScript never runs inside the program's regular expression.
+// A request reaches a busy thread by interrupt, on top of whatever runs; a
+// regexp the tool ran there corrupted the regexp it interrupted (one backtrack
+// stack per isolate in V8): the program below, always inside a deep regexp,
+// segfaulted at attach on Node 22, 24 and 26, and a loaded server died 1 in 30
+// attaches on Node 22 (malloc abort). The tool's expressions now wait for the
+// thread's event loop (src/inspector/safe-point.ts).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { after, test } from 'node:test';
+import { Session } from '../src/api';
+import { AGENT, CLI, FIXTURES, Target } from './support/helpers';
+
+const FIXTURE = path.join(FIXTURES, 'regexp-busy.js');
+
+for (const how of ['unprepared', 'dormant'] as const) {
+  test(`a program always inside its regexps (${how}): exact counts, a diagnose and a detach, and it lives`, async () => {
+    const t = new Target(FIXTURE, [], how === 'dormant' ? ['--import', AGENT] : []);
+    after(() => t.kill());
+    await t.waitFor(/ready/);
+    const s = await Session.attach(t.pid);
+    await s.probe('/Code/regexp-busy.js/f.entry: n++');
+    assert.equal((await t.request('300', /done (\d+)/))[1], String(299 * 300));
+    await s.sample();
+    assert.equal(s.value('n'), 300);
+    await s.detach();
+    // the consultant's search: placements, stack-sample windows, tests switched on and off
+    const tool = spawn(process.execPath, [CLI, 'diagnose', '-q', '--duration', '4', 'attach', String(t.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    tool.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    const code = await new Promise<number | null>((r) => tool.once('exit', r));
+    assert.equal(code, 0, out);
+    assert.match(out, /diagnosis of process/);
+    assert.doesNotMatch(out, /target ended|crashed/, out);
+    const [, sum, matched] = await t.request('10', /done (\d+) (\d+)/);
+    assert.equal(sum, String(9 * 10));
+    assert.equal(matched, '0');
+    // Node's own lines for the inspector port of an unprepared attach, and nothing else
+    assert.doesNotMatch(t.err, /Error|Fatal|Check failed|malloc/, t.err);
+  });
+}
