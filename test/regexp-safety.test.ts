@@ -13,6 +13,7 @@ import { Session } from '../src/api';
 import { AGENT, CLI, FIXTURES, Target } from './support/helpers';
 
 const FIXTURE = path.join(FIXTURES, 'regexp-busy.js');
+const WATCH = path.join(FIXTURES, 'regexp-watch.js');
 
 for (const how of ['unprepared', 'dormant'] as const) {
   test(`a program always inside its regexps (${how}): exact counts, a diagnose and a detach, and it lives`, async () => {
@@ -41,3 +42,32 @@ for (const how of ['unprepared', 'dormant'] as const) {
     assert.doesNotMatch(t.err, /Error|Fatal|Check failed|malloc/, t.err);
   });
 }
+
+test('what the tool runs at once on top of the program (placing, removing, sampling, a diagnose) runs no regexp: none is seen over its frames', async () => {
+  const t = new Target(WATCH);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  for (let k = 0; k < 3; k++) {
+    const p = await s.probe(`/Code/regexp-watch.js/f.entry: n${k}++`);
+    assert.equal((await t.request('50', /done (\d+)/))[1], String(49 * 50));
+    await s.sample();
+    assert.equal(s.value(`n${k}`), 50);
+    await s.removeProbe(p.id);
+  }
+  // a timer, a predicate and a call path: the handlers' other primitives and cost classes
+  await s.probe('/Code/regexp-watch.js/f.entry: if ($arg[0] > 10) startWallTimer(t)');
+  await s.probe('/Code/regexp-watch.js/f.exit: stopTimer(t)');
+  assert.equal((await t.request('30', /done (\d+)/))[1], String(29 * 30));
+  await s.sample();
+  await s.detach();
+  // the consultant's probes: CPU timers, its tests switched on and off
+  const tool = spawn(process.execPath, [CLI, 'diagnose', '-q', '--duration', '4', 'attach', String(t.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  tool.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  assert.equal(await new Promise<number | null>((r) => tool.once('exit', r)), 0, out);
+  assert.match(out, /diagnosis of process/);
+  const records = JSON.parse((await t.request('report', /report (.*)\n/))[1]) as [string, string[]][];
+  assert.deepEqual(records, [], JSON.stringify(records, null, 1));
+});

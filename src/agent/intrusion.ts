@@ -53,10 +53,16 @@ export class Intrusion {
     const m = p.mechanism[how];
     if (!m) return null;
     const out: Pair = [m[0], m[1]];
-    for (const x of (prims ?? '').matchAll(/([a-z])(\d+)/g)) {
-      const q = p.primitive[x[1]] ?? [0, 0];
-      out[0] += Number(x[2]) * q[0];
-      out[1] += Number(x[2]) * q[1];
+    // "n1w1p1": a letter and its count, read by hand (this runs as a probe is placed, by interrupt: no-regexp.ts)
+    const text = prims ?? '';
+    for (let i = 0; i < text.length;) {
+      const kind = text[i++];
+      let digits = '';
+      while (i < text.length && text[i] >= '0' && text[i] <= '9') digits += text[i++];
+      if (!digits || kind < 'a' || kind > 'z') continue;
+      const q = p.primitive[kind] ?? [0, 0];
+      out[0] += Number(digits) * q[0];
+      out[1] += Number(digits) * q[1];
     }
     return [out[0] / 1e6, out[1] / 1e6];
   }

@@ -22,7 +22,7 @@ import { CallPaths, type Overhead, type PathFunction, type PathRecord, type Susp
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
 import { readCalibrationEntry } from '../cost/calibration-file';
-import { lastPart } from './no-regexp';
+import { lastPart, nameTester } from './no-regexp';
 import { OWN_PACKAGES } from './own-code';
 import type { ScriptLayout } from '../instrument/layout';
 
@@ -103,7 +103,8 @@ const MAX_COUNTERS = 1 << 17;
 const MAX_TIMERS = 1 << 16;
 
 /** a counter or timer name with one cell per function ($fn) or module ($mod): see resolve() */
-const VECTOR = /\$(fn|mod)$/;
+/** a vector variable's name ($fn, $mod: a cell per function or module) */
+const isVector = (name: string) => name.endsWith('$fn') || name.endsWith('$mod');
 
 function noop(): void { /* disabled point */ }
 
@@ -183,18 +184,71 @@ export const SWITCH_GAP_MS = 50;
  * timer, p stop, v instance lookup, k call-path operation.
  */
 export function costClass(how: Mechanism, body: string): string {
-  const n = (re: RegExp) => (body.match(re) ?? []).length;
+  // counted by hand, not by regexp: it runs as a probe is placed, by interrupt (no-regexp.ts);
+  // as a global regexp counts: left to right, a match's text taken by it
+  const o = (needle: string) => matches(body, [literal(needle)]);
   const kinds: [string, number][] = [
-    ['n', n(/U\[[^\]]+\]\+\+/g)],
-    ['a', n(/C\[[^\]]+\](?:[+-]=|--)|const v_=/g)],
-    ['i', n(/\bif\(/g) - n(/if\(i_>=0\)/g)],
-    ['w', n(/__ts_w\(/g) + n(/__vs\([^;]*,0\);/g)],
-    ['c', n(/__ts_c\(/g) + n(/__vs\([^;]*,1\);/g)],
-    ['p', n(/__tp\(|__vp\(/g)],
-    ['v', n(/__iv\(/g)],
-    ['k', n(/__cp\(/g)],
+    ['n', matches(body, [cell('U[', ['++'])])],
+    ['a', matches(body, [cell('C[', ['+=', '-=', '--']), literal('const v_=')])],
+    ['i', matches(body, [literal('if(', true)]) - o('if(i_>=0)')],
+    ['w', o('__ts_w(') + matches(body, [vsCall(',0);')])],
+    ['c', o('__ts_c(') + matches(body, [vsCall(',1);')])],
+    ['p', matches(body, [literal('__tp('), literal('__vp(')])],
+    ['v', o('__iv(')],
+    ['k', o('__cp(')],
   ];
   return `${how === 'load' || how === 'liveedit' ? 'slot' : how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
+}
+
+/** A pattern by hand: the text it starts with, and where its match at `i` ends (-1: none there). */
+interface Pattern { start: string; end: (body: string, i: number) => number }
+
+/** How many matches of the alternatives, taken left to right without overlap (as body.match(/a|b/g).length). */
+function matches(body: string, alts: Pattern[]): number {
+  let n = 0;
+  for (let i = 0; ;) {
+    let at = -1, end = -1;
+    for (const a of alts) {
+      for (let p = body.indexOf(a.start, i); p >= 0 && (at < 0 || p < at); p = body.indexOf(a.start, p + 1)) {
+        const e = a.end(body, p);
+        if (e >= 0) { at = p; end = e; break; }
+      }
+    }
+    if (at < 0) return n;
+    n++;
+    i = end;
+  }
+}
+
+const isWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+
+/** `text` itself; `word`: not after a word character (as /\btext/). */
+function literal(text: string, word = false): Pattern {
+  return { start: text, end: (b, i) => (word && i > 0 && isWordChar(b.charCodeAt(i - 1)) ? -1 : i + text.length) };
+}
+
+/** `X[…]` with a non-empty index holding no `]`, then one of `after` (as /X\[[^\]]+\](?:…)/). */
+function cell(open: string, after: string[]): Pattern {
+  return {
+    start: open,
+    end: (b, i) => {
+      const close = b.indexOf(']', i + open.length);
+      if (close <= i + open.length) return -1;
+      const a = after.find((x) => b.startsWith(x, close + 1));
+      return a === undefined ? -1 : close + 1 + a.length;
+    },
+  };
+}
+
+/** `__vs(` and text with no `;` up to one ending in `tail` (as /__vs\([^;]*,0\);/). */
+function vsCall(tail: string): Pattern {
+  return {
+    start: '__vs(',
+    end: (b, i) => {
+      const semi = b.indexOf(';', i + 5);
+      return semi >= 0 && b.slice(i + 5, semi + 1).endsWith(tail) && semi + 1 - tail.length >= i + 5 ? semi + 1 : -1;
+    },
+  };
 }
 
 export class Runtime {
@@ -464,8 +518,8 @@ export class Runtime {
       this.placed.set(spec.id, 0);
       this.wrapped.set(spec.id, 0);
       // (vectors get their cells as functions are placed)
-      for (const name of spec.snippet.counters) if (!VECTOR.test(name)) this.counter(name);
-      for (const name of spec.snippet.timers) if (!VECTOR.test(name)) this.timer(name);
+      for (const name of spec.snippet.counters) if (!isVector(name)) this.counter(name);
+      for (const name of spec.snippet.timers) if (!isVector(name)) this.timer(name);
       this.fallback = [];
       for (const rec of this.scripts.values()) this.place(spec, rec);
     }
@@ -482,8 +536,8 @@ export class Runtime {
   /** Does any registered function match the probe's resource? */
   matches(spec: ProbeSpec): boolean {
     if (spec.exact !== undefined) return this.byName.has(spec.exact);
-    const re = new RegExp(spec.match);
-    for (const rec of this.scripts.values()) if (rec.names.some((n) => re.test(n))) return true;
+    const test = nameTester(spec.match);
+    for (const rec of this.scripts.values()) if (rec.names.some(test)) return true;
     return false;
   }
 
@@ -580,9 +634,9 @@ export class Runtime {
     let fns: number[];
     if (spec.exact !== undefined) fns = (this.byName.get(spec.exact) ?? []).filter(([no]) => no === rec.no).map(([, f]) => f);
     else {
-      const re = new RegExp(spec.match);
+      const test = nameTester(spec.match);
       fns = [];
-      rec.names.forEach((n, f) => { if (re.test(n)) fns.push(f); });
+      rec.names.forEach((n, f) => { if (test(n)) fns.push(f); });
     }
     for (const f of fns) {
       const fn = rec.analysis.functions[f];
@@ -704,7 +758,7 @@ export class Runtime {
     if (known) return known;
     // the clock is bound into the handler: a stop compiled before its start (a
     // request's stops go in first) must read the same CPU clock the start does
-    if (/__ts_c\(|__tp\(|__vs\(|__vp\(/.test(body)) this.useCpuClock();
+    if (['__ts_c(', '__tp(', '__vs(', '__vp('].some((c) => body.includes(c))) this.useCpuClock();
     const inst = this.instances;
     const h = buildHandler(body, {
       C: this.C, U: this.U, F: this.F, L: this.L, T: this.T, X: this.intrusion, now: this.now, cpu: this.cpu,
@@ -1071,21 +1125,29 @@ export class Runtime {
 
 /** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */
 export function resolveNames(body: string, counter: (name: string) => number, timer: (name: string) => number, fnId: () => number = () => -1): string {
-  // One pass (a name may itself hold "__c_" or "__t_"), by exec, not by replace with a
-  // callback: V8's global replace with a callback (Node 22) threw "illegal argument" from
-  // its StringBuilderConcat once in ~20 launches of a 9 MB script, placing millions of
-  // points while the tool talked to the thread; the script was then left unprepared.
-  // A fresh regexp per call: the tool's own calls can interrupt this loop.
+  // One pass, by hand (a name may itself hold "__c_" or "__t_"): it runs as a probe is
+  // placed, by interrupt, and no regexp may run there (no-regexp.ts).
   // __f_fn: the id of the function the handler is placed in (call-path primitives)
-  const re = /__([ctf])_([\p{ID_Start}$_][\p{ID_Continue}$\u200C\u200D]*)/gu;
   let out = '';
   let last = 0;
-  for (let m = re.exec(body); m; m = re.exec(body)) {
-    out += body.slice(last, m.index) + String(m[1] === 'c' ? counter(m[2]) : m[1] === 't' ? 4 * timer(m[2]) : fnId());
-    last = m.index + m[0].length;
+  for (let i = body.indexOf('__'); i >= 0; i = body.indexOf('__', i + 1)) {
+    const kind = body[i + 2];
+    if ((kind !== 'c' && kind !== 't' && kind !== 'f') || body[i + 3] !== '_' || !identifierStart(body.charCodeAt(i + 4))) continue;
+    let j = i + 5;
+    while (j < body.length && identifierPart(body.charCodeAt(j))) j++;
+    const name = body.slice(i + 4, j);
+    out += body.slice(last, i) + String(kind === 'c' ? counter(name) : kind === 't' ? 4 * timer(name) : fnId());
+    last = j;
+    i = j - 1;
   }
   return out + body.slice(last);
 }
+
+// Identifier characters of the names a snippet compiles to: ASCII letters, digits, $ and _,
+// and any non-ASCII character (the tool's generated code puts only ASCII punctuation
+// beside a name, and the snippet parser took the names as identifiers already).
+const identifierStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 36 || c === 95 || c > 127;
+const identifierPart = (c: number) => identifierStart(c) || (c >= 48 && c <= 57);
 
 /** What a handler works on: the cells, the clocks, and the instances of /SyncObject resources. */
 export interface HandlerEnv {

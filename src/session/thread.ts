@@ -191,7 +191,7 @@ export class TargetThread {
     let after = copy.version, skip = 0;
     const added = new Map<number, RuntimeScript>();
     for (;;) {
-      const text = await this.cdp.evaluate<string | null>(`${R}.scriptsSince(${copy.version},${after},${skip})`);
+      const text = await this.cdp.evaluateNow<string | null>(`${R}.scriptsSince(${copy.version},${after},${skip})`);
       if (text === null) break;
       const part = JSON.parse(text) as ScriptsPart;
       for (const { from, ...s } of part.added) {
@@ -212,7 +212,7 @@ export class TargetThread {
 
   /** Files the runtime has registered (prepared, or reached by breakpoints): their names only, not their functions. */
   private async registeredFiles(): Promise<Set<string>> {
-    return new Set(JSON.parse(await this.cdp.evaluate<string>(`${R}.scriptFiles()`)) as string[]);
+    return new Set(JSON.parse(await this.cdp.evaluateNow<string>(`${R}.scriptFiles()`)) as string[]);
   }
 
   /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
@@ -301,7 +301,9 @@ export class TargetThread {
       }
     }
     if (applied.length) await this.liveEdits.verify(applied);
-    const r = await this.cdp.evaluate<{ placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] }>(`${R}.addProbe(${JSON.stringify(spec)})`);
+    // placement runs no regexp (src/agent/no-regexp.ts) unless it wraps built-in modules: at once, as a probe's switch should
+    const place = `${R}.addProbe(${JSON.stringify(spec)})`;
+    const r = await (spec.builtins ? this.cdp.evaluate(place) : this.cdp.evaluateNow(place)) as { placed: number; wrapped: number; matched: boolean; fallback: FallbackPoint[] };
     const counts: PlacedCounts = { slot: r.placed, breakpoint: 0, wrap: r.wrapped, missed: 0 };
     if (r.wrapped && !this.wrapNoted) {
       this.wrapNoted = true;
@@ -325,7 +327,7 @@ export class TargetThread {
 
   /** Take a probe's breakpoints out (those no other probe needs). */
   async removeProbe(id: number): Promise<void> {
-    await this.cdp.evaluate(`${R}.removeProbe(${id})`);
+    await this.cdp.evaluateNow(`${R}.removeProbe(${id})`);
     await this.breakpoints.remove(id);
   }
 
@@ -343,7 +345,7 @@ export class TargetThread {
       // in parts: a large program's names are megabytes, serialized with the thread stopped
       const paths: string[] = [];
       for (let n = this.knownScripts; n < s.scripts;) {
-        const part = JSON.parse(await this.cdp.evaluate<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
+        const part = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
         for (const m of part.modules) paths.push(`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`));
         if (part.next <= n) break;
         n = part.next;
