@@ -114,7 +114,9 @@ export class Cdp extends EventEmitter {
     const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression), returnByValue: true, silent: true }));
     if ('now' in first) return first.v;
     // queued for the thread's event loop: its value, or after a wait, run on top of the program's code as every request ran before
-    const answer = this.send('Runtime.evaluate', { expression: settled(id), returnByValue: true, awaitPromise: true, silent: true });
+    const answer = this.send('Runtime.evaluate', { expression: settled(id), returnByValue: true, awaitPromise: true, silent: true })
+      // the thread ended with the expression still waiting (a worker's last task ran): it is gone, no failure of the expression
+      .catch((e) => { throw e instanceof CdpError && e.message.includes('Execution context was destroyed') ? new TargetGoneError(`Runtime.evaluate: the thread ended first`) : e; });
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
       answer.then((r) => ({ r })),
