@@ -254,7 +254,7 @@ export class Session extends EventEmitter {
         }
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
-      if (this.watching) await wcdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
@@ -597,7 +597,7 @@ export class Session extends EventEmitter {
     this.watching = true;
     if (opts.stacks) this.watchingStacks = true;
     await this.settled();
-    for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+    for (const t of this.threads.values()) await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
   }
 
   /**
