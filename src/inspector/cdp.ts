@@ -117,6 +117,8 @@ export class Cdp extends EventEmitter {
     const answer = this.send('Runtime.evaluate', { expression: settled(id), returnByValue: true, awaitPromise: true, silent: true })
       // the thread ended with the expression still waiting (a worker's last task ran): it is gone, no failure of the expression
       .catch((e) => { throw e instanceof CdpError && e.message.includes('Execution context was destroyed') ? new TargetGoneError(`Runtime.evaluate: the thread ended first`) : e; });
+    // handled from the start: where the forced run below fails first, its rejection is nobody's to crash the tool with
+    answer.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
       answer.then((r) => ({ r })),
@@ -124,10 +126,7 @@ export class Cdp extends EventEmitter {
     ]).finally(() => clearTimeout(timer));
     if (waited) return this.resultValue<T>(waited.r);
     const box = this.resultValue<{ ok: 1; v: T } | null>(await this.send('Runtime.evaluate', { expression: runNow(id), returnByValue: true, silent: true }));
-    if (box) {
-      answer.catch(() => undefined); // settles when the thread reaches a microtask checkpoint; nobody waits for it
-      return box.v;
-    }
+    if (box) return box.v; // its queued copy settles at the thread's next microtask checkpoint; nobody waits for it
     return this.resultValue<T>(await answer);
   }
 
