@@ -35,18 +35,20 @@ export interface Hypothesis {
    */
   codeShareOfCpu?: boolean;
   /**
-   * The whole-program test adds this metric's time: for cpu_bound, the time
-   * the thread was ready to run but waited for a CPU. A thread starved by
-   * other processes on its cores, or throttled by a container's CPU quota,
-   * wants the CPU all the time it waits, though it gets a fraction of it.
+   * The whole-program test takes this metric's time off its window: for
+   * cpu_bound, the time the thread was ready to run but waited for a CPU.
+   * The value is the thread's CPU need, not the CPU it got: a thread starved
+   * by other processes on its cores, or throttled by a container's CPU quota,
+   * runs all the time it does not wait (CPU-bound), while a thread that mostly
+   * idles on I/O is stretched by the machine's load, not made CPU-bound by it.
    * (Threads are told apart by the CPU they got.)
    */
   waitMetric?: string;
   /**
-   * With waitMetric: the time, per thread, that its event loop was idle. The
-   * value counts on or waiting for a CPU only while the loop was not idle: a
-   * thread woken by I/O on a loaded machine waits for a CPU inside its idle
-   * wait (libuv's epoll_wait returns once it runs), and is not CPU-bound for it.
+   * With waitMetric: the time, per thread, that its event loop was idle. Only
+   * a wait while the loop was not idle is taken off: a thread woken by I/O on
+   * a loaded machine waits for a CPU inside its idle wait (libuv's epoll_wait
+   * returns once it runs), and its program's I/O, not its CPU, set that pace.
    */
   idleMetric?: string;
 }

@@ -167,9 +167,9 @@ interface Active {
   calls?: { inst: MetricInstance; start?: Map<string, number>; timings: number };
   /** the thread's CPU time (the whole-program test's instance): the value is a share of it */
   cpu?: { inst: MetricInstance; start?: Map<string, number> };
-  /** the time the thread waited for a CPU (the hypothesis' waitMetric): added to the value */
+  /** the time the thread waited for a CPU (the hypothesis' waitMetric): taken off the window */
   wait?: { inst: MetricInstance; start?: Map<string, number> };
-  /** the time its event loop was idle (the hypothesis' idleMetric): the value is at most the rest */
+  /** the time its event loop was idle (the hypothesis' idleMetric): a wait inside it is not taken off */
   idle?: { inst: MetricInstance; start?: Map<string, number> };
 }
 
@@ -383,14 +383,15 @@ export class PerformanceConsultant extends EventEmitter {
     const since = (now: Map<string, number> | undefined, from: Map<string, number> | undefined, k: string) => (now?.get(k) ?? 0) - (from?.get(k) ?? 0);
     for (const [k, total] of a.inst.threadTotals()) {
       const own = total - (a.start!.totals.get(k) ?? 0);
-      let used = own + since(wait, a.wait?.start, k);
-      // on or waiting for a CPU only while its event loop was not idle (see Hypothesis.idleMetric)
-      if (idle && wait) used = Math.min(used, Math.max(own, dt - since(idle, a.idle!.start, k)));
+      // the time it waited for a CPU while its event loop was not idle (see Hypothesis.waitMetric)
+      let waited = since(wait, a.wait?.start, k);
+      if (idle && wait) waited = Math.min(waited, Math.max(0, dt - since(idle, a.idle!.start, k) - own));
       const n = since(calls, a.calls?.start, k);
-      // a share of the CPU time the thread got; of the window's wall time if it got none
+      // a share of the CPU time the thread got; of the window's wall time if it got none, less the
+      // time it waited for a CPU (it would have run that much sooner on a machine of its own)
       const got = since(cpu, a.cpu?.start, k);
-      const per = cpu && got > 1e-3 * dt ? got : dt;
-      out.set(k, per > 0 ? Math.min(cpu ? 1 : Infinity, Math.max(0, used - n * each) / per) : 0);
+      const per = cpu && got > 1e-3 * dt ? got : dt - waited;
+      out.set(k, per > 0 ? Math.min(cpu || wait ? 1 : Infinity, Math.max(0, own - n * each) / per) : 0);
     }
     return out;
   }
