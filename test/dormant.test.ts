@@ -267,10 +267,12 @@ test('dormant: no socket in a directory that is not owner-only', async () => {
   assert.equal(await new Promise((r) => child.once('exit', r)), 0);
 });
 
-/** An entry read from the cache holds its layout lists as Int32Array views: compare as arrays. */
+/** An entry read from the cache holds its layout lists as Int32Array views (compare as arrays) and its function count. */
 function plain(p: ReturnType<typeof prepareForLoad>): ReturnType<typeof prepareForLoad> {
   const { at, lines, texts } = p.layout;
-  return { ...p, layout: { at: Array.from(at), texts: Array.from(texts), lines: Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)])) } };
+  const { functionCount, ...rest } = p;
+  assert.equal(functionCount, p.analysis.functions.length);
+  return { ...rest, layout: { at: Array.from(at), texts: Array.from(texts), lines: Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)])) } };
 }
 
 test('prepared-code cache: a hit renumbered for another script number is exactly a fresh preparation; corrupt entries are ignored', () => {
@@ -287,6 +289,9 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.deepEqual(first, prep(12));
   const second = cache.prepared(req(34), () => { throw new Error('not prepared again'); });
   assert.equal(cache.stats.hits, 1);
+  // its functions are decoded when first read (a dormant program never reads them)
+  assert.equal(typeof Object.getOwnPropertyDescriptor(second.analysis, 'functions')?.get, 'function');
+  assert.equal(second.functionCount, 430);
   // listing every function for the tool reads their points without keeping them decoded (readOnce)
   const fns = second.analysis.functions;
   const listed = readOnce(() => JSON.stringify(fns));

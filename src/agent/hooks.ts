@@ -137,7 +137,7 @@ function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument
   const naming = { filename, cwd: rt.cwd };
   const prep = (n: number) => prepareForLoad(content, n, 'script', naming);
   const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd }, prep) : prep(no);
-  rt.defineGlobals(no, prepared.analysis.functions.length);
+  rt.defineGlobals(no, prepared.functionCount ?? prepared.analysis.functions.length);
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]), prepared.layout);
   return prepared.code;
 }

@@ -1,8 +1,8 @@
 // Compact encoding of a prepared script's analysis and layout for the start-up
 // cache: every number goes into one Int32Array (read back without parsing),
-// only strings and rare fields into a small JSON part. JSON of the objects
-// themselves took longer to parse than preparing some scripts (typescript.js:
-// 29 MB, 300 ms); decoding rebuilds exactly the objects preparation makes.
+// only strings and rare fields into JSON. JSON of the objects themselves took
+// longer to parse than preparing some scripts (typescript.js: 29 MB, 300 ms);
+// decoding rebuilds exactly the objects preparation makes, when first read.
 import type { FunctionInfo, PointInfo, ScriptAnalysis } from '../analysis/functions';
 import type { ScriptLayout } from '../instrument/layout';
 import type { PreparedScript } from '../instrument/transform';
@@ -11,8 +11,10 @@ const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'r
 const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
 
 type Rest = Omit<PreparedScript, 'code'>;
-/** the JSON part: per function [name, params, module?, noTryWrap?], per call point [callee?, simpleArgs?], the rest as is */
-interface Strings { f: unknown[][]; p: unknown[][]; sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted'] }
+/** the small JSON part, read at once */
+interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted'] }
+/** the large JSON part, read with the functions: per function [name, params, module?, noTryWrap?], per call point [callee?, simpleArgs?] */
+interface Strings { f: unknown[][]; p: unknown[][] }
 
 class Ints {
   a = new Int32Array(1 << 16);
@@ -21,12 +23,19 @@ class Ints {
     if (this.n + v.length > this.a.length) { const b = new Int32Array(Math.max(this.a.length * 2, this.n + v.length)); b.set(this.a); this.a = b; }
     for (const x of v) this.a[this.n++] = x;
   }
-  list(xs: number[]): void { this.push(xs.length); for (const x of xs) this.push(x); }
+  list(xs: ArrayLike<number>): void { this.push(xs.length); for (let i = 0; i < xs.length; i++) this.push(xs[i]); }
 }
 
-export function encodeRest(r: Rest): { json: string; ints: Int32Array } {
+/** The layout first (read at load, for stack traces), then the functions (read when the tool first needs them). */
+export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Array } {
   const ints = new Ints();
-  const s: Strings = { f: [], p: [], sourceType: r.analysis.sourceType, unslotted: r.unslotted };
+  const { at, lines, texts } = r.layout;
+  ints.list(at);
+  ints.list(texts);
+  const keys = Object.keys(lines);
+  ints.push(keys.length);
+  for (const k of keys) { ints.push(Number(k)); ints.list(lines[Number(k)]); }
+  const s: Strings = { f: [], p: [] };
   ints.push(r.analysis.functions.length);
   for (const f of r.analysis.functions) {
     const flags = (f.isAsync ? 1 : 0) | (f.isGenerator ? 2 : 0) | (f.isArrow ? 4 : 0) | ('module' in f ? 8 : 0) | ('noTryWrap' in f ? 16 : 0);
@@ -41,24 +50,45 @@ export function encodeRest(r: Rest): { json: string; ints: Int32Array } {
       if (pf & 3) s.p.push([p.callee, p.simpleArgs]);
     }
   }
-  const { at, lines, texts } = r.layout;
-  ints.list(at);
-  ints.list(texts);
-  const keys = Object.keys(lines);
-  ints.push(keys.length);
-  for (const k of keys) { ints.push(Number(k)); ints.list(lines[Number(k)]); }
-  return { json: JSON.stringify(s), ints: ints.a.subarray(0, ints.n) };
+  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted };
+  return { head: JSON.stringify(head), json: JSON.stringify(s), ints: ints.a.subarray(0, ints.n) };
 }
 
 /**
- * The analysis and layout of an entry. A function's points are decoded when
- * first read (placing a probe, listing for the tool): a dormant program never
- * reads most of them. Layout lists are Int32Array views (the runtime's Disguise
- * only indexes them).
+ * The analysis and layout of an entry. The layout's lists are Int32Array views
+ * (the runtime's Disguise only indexes them). The functions are decoded when
+ * the analysis' `functions` is first read, and each function's points when
+ * they are first read (placing a probe, listing for the tool): a dormant program
+ * never reads them, and decoding the TypeScript compiler's 21,688 functions at
+ * load took ~150 ms and left their objects to the collector (~300 ms of GC in
+ * its start-up). `json` is the large JSON part, as bytes until then.
  */
-export function decodeRest(json: string, a: Int32Array): Rest {
-  const s = JSON.parse(json) as Strings;
+export function decodeRest(head: string, json: Uint8Array, a: Int32Array): Rest & { functionCount: number } {
+  const h = JSON.parse(head) as Head;
   let i = 0;
+  const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
+  const at = list();
+  const texts = list();
+  const lines: ScriptLayout['lines'] = {};
+  for (let n = a[i++]; n > 0; n--) { const line = a[i++]; lines[line] = list(); }
+  const from = i;
+  const functionCount = a[from];
+  const analysis = { sourceType: h.sourceType } as ScriptAnalysis;
+  Object.defineProperty(analysis, 'functions', {
+    enumerable: true,
+    configurable: true,
+    get(this: ScriptAnalysis) {
+      const value = decodeFunctions(JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')) as Strings, a, from);
+      Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+    set(this: ScriptAnalysis, value: FunctionInfo[]) { Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true }); },
+  });
+  return { analysis, unslotted: h.unslotted, layout: { at, lines, texts }, functionCount };
+}
+
+function decodeFunctions(s: Strings, a: Int32Array, from: number): FunctionInfo[] {
+  let i = from;
   let callNo = 0;
   const functions: FunctionInfo[] = new Array(a[i++]);
   for (let k = 0; k < functions.length; k++) {
@@ -74,12 +104,7 @@ export function decodeRest(json: string, a: Int32Array): Rest {
     if (flags & 8) f.module = fs[extra++] as string;
     functions[k] = f;
   }
-  const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
-  const at = list();
-  const texts = list();
-  const lines: ScriptLayout['lines'] = {};
-  for (let n = a[i++]; n > 0; n--) { const line = a[i++]; lines[line] = list(); }
-  return { analysis: { functions, sourceType: s.sourceType }, unslotted: s.unslotted, layout: { at, lines, texts } };
+  return functions;
 }
 
 /** false while the tool lists functions (readOnce): their points are decoded for it, not kept */

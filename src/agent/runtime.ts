@@ -284,7 +284,21 @@ export class Runtime {
   /** what the tool should tell the user, handed over with the next sample */
   private notes: string[] = [];
   /** every script's "<module>/<function>" -> where, for exact (glob-free) probes */
-  private readonly byName = new Map<string, [number, number][]>();
+  private readonly nameIndex = new Map<string, [number, number][]>();
+  /** scripts registered since the index was last read: indexed when it next is */
+  private unindexed: ScriptRecord[] = [];
+  /** "<module>/<function>" → [script, function] */
+  private get byName(): Map<string, [number, number][]> {
+    const recs = this.unindexed;
+    if (recs.length) {
+      this.unindexed = [];
+      for (const rec of recs) {
+        if (this.scripts.get(rec.no) !== rec) continue;
+        rec.names.forEach((n, f) => { const l = this.nameIndex.get(n); if (l) l.push([rec.no, f]); else this.nameIndex.set(n, [[rec.no, f]]); });
+      }
+    }
+    return this.nameIndex;
+  }
   /** handlers compiled once per snippet text */
   private readonly compiled = new Map<string, Handler>();
   private fallback: FallbackPoint[] = [];
@@ -435,17 +449,26 @@ export class Runtime {
   registerScript(no: number, module: string, analysis: ScriptAnalysis, setGuard?: (fn: number, v: unknown) => void,
     filename = module, how: Mechanism = 'liveedit', noSlot?: [number, number][], layout?: ScriptLayout): void {
     if (layout) this.disguise.add(no, filename, layout);
-    const names = analysis.functions.map((f) => `${f.module ?? module}/${f.name}`);
-    const rec: ScriptRecord = {
-      no, module, analysis, filename, how, names,
+    const rec = {
+      no, module, analysis, filename, how,
       noSlot: noSlot?.length ? new Set(noSlot.map(([f, p]) => `${f}:${p}`)) : null,
       setGuard: setGuard ?? ((fn, v) => setConstGlobal(`$pn${no}_${fn}`, v)),
       handlers: new Map(),
       at: ++this.scriptsVersion,
-    };
+    } as Omit<ScriptRecord, 'names'> as ScriptRecord;
+    // the names (and the analysis they read) when first wanted: a dormant program never wants them
+    Object.defineProperty(rec, 'names', {
+      configurable: true,
+      enumerable: true,
+      get: () => {
+        const value = analysis.functions.map((f) => `${f.module ?? module}/${f.name}`);
+        Object.defineProperty(rec, 'names', { value, writable: true, enumerable: true, configurable: true });
+        return value;
+      },
+    });
     this.scripts.set(no, rec);
     this.droppedAt.delete(no);
-    names.forEach((n, f) => { const l = this.byName.get(n); if (l) l.push([no, f]); else this.byName.set(n, [[no, f]]); });
+    this.unindexed.push(rec);
     // a probe that cannot be placed here (too many counters, ...) costs that probe in this
     // script, never the script: it is registered now, and its prepared code is what runs
     for (const p of this.probes.values()) {

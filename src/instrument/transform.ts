@@ -83,6 +83,8 @@ export interface PreparedScript {
   unslotted: { fn: number; point: number; reason: string }[];
   /** where the insertions are in the prepared text (for the runtime to show the program its own) */
   layout: ScriptLayout;
+  /** analysis.functions.length, known without reading analysis (a cache entry decodes it when first read) */
+  functionCount?: number;
 }
 
 export function slotGlobal(scriptNo: number, fn: number): string {
