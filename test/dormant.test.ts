@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { AttachError, Session } from '../src/api';
 import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
 import { PreparedCache } from '../src/agent/prepared-cache';
-import { readOnce } from '../src/agent/prepared-codec';
+import { forgetDecoded, readOnce } from '../src/agent/prepared-codec';
 import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
 import { AGENT, FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
 
@@ -36,6 +36,9 @@ async function socketAppears(pid: number, child: Target): Promise<void> {
 }
 
 test('dormant: attached later, a probe counts exactly by slot; no inspector port, no signal; detach and attach again', async () => {
+  // a warm start: the script comes from the prepared-code cache, its functions decoded at the
+  // first attach, let go at detach and decoded again at the next
+  assert.equal(runNode(['--import', AGENT, target]).status, 0);
   const t = new Target(target, [], ['--import', AGENT]);
   after(() => t.kill());
   await socketAppears(t.pid, t);
@@ -267,12 +270,16 @@ test('dormant: no socket in a directory that is not owner-only', async () => {
   assert.equal(await new Promise((r) => child.once('exit', r)), 0);
 });
 
-/** An entry read from the cache holds its layout lists as Int32Array views (compare as arrays) and its function count. */
+/**
+ * An entry read from the cache holds its layout lists as Int32Array views (compare as arrays), its
+ * function count, and function records whose JSON is a fresh record's (compare as JSON).
+ */
 function plain(p: ReturnType<typeof prepareForLoad>): ReturnType<typeof prepareForLoad> {
   const { at, lines, texts } = p.layout;
   const { functionCount, ...rest } = p;
   assert.equal(functionCount, p.analysis.functions.length);
-  return { ...rest, layout: { at: Array.from(at), texts: Array.from(texts), lines: Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)])) } };
+  const analysis = JSON.parse(JSON.stringify(p.analysis)) as typeof p.analysis;
+  return { ...rest, analysis, layout: { at: Array.from(at), texts: Array.from(texts), lines: Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)])) } };
 }
 
 test('prepared-code cache: a hit renumbered for another script number is exactly a fresh preparation; corrupt entries are ignored', () => {
@@ -295,9 +302,14 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   // listing every function for the tool reads their points without keeping them decoded (readOnce)
   const fns = second.analysis.functions;
   const listed = readOnce(() => JSON.stringify(fns));
-  assert.ok(fns.every((f) => typeof Object.getOwnPropertyDescriptor(f, 'points')?.get === 'function'), 'points decoded again when next read');
+  assert.ok(fns.every((f) => !Object.getOwnPropertyDescriptor(f, 'points')), 'points decoded again when next read');
   assert.equal(listed, JSON.stringify(prep(34).analysis.functions));
   assert.deepEqual(plain(second), prep(34));
+  // at detach the decoded functions go back to their encoded form, and decode again the same
+  assert.ok(forgetDecoded(second.analysis));
+  assert.equal(typeof Object.getOwnPropertyDescriptor(second.analysis, 'functions')?.get, 'function');
+  assert.equal(JSON.stringify(second.analysis.functions), JSON.stringify(prep(34).analysis.functions));
+  assert.equal(forgetDecoded(prep(34).analysis), false);
   // an ES module: its preamble names the script number too
   const esm = 'export function g(a) { return a + 1; }\nexport const h = () => g(2);\n';
   const url = 'file:///x/m.mjs';

@@ -11,10 +11,14 @@ const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'r
 const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
 
 type Rest = Omit<PreparedScript, 'code'>;
-/** the small JSON part, read at once */
-interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted'] }
-/** the large JSON part, read with the functions: per function [name, params, module?, noTryWrap?], per call point [callee?, simpleArgs?] */
-interface Strings { f: unknown[][]; p: unknown[][] }
+/** the small JSON part, read at once; `split`: where the call points' JSON starts in the large part */
+interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; split: number }
+/**
+ * The large JSON part, two texts: per function [name, params, module?, noTryWrap?]
+ * (read with the functions), then per call point [callee?, simpleArgs?] (read
+ * with the first points read)
+ */
+type Strings = unknown[][];
 
 class Ints {
   a = new Int32Array(1 << 16);
@@ -35,23 +39,25 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
   const keys = Object.keys(lines);
   ints.push(keys.length);
   for (const k of keys) { ints.push(Number(k)); ints.list(lines[Number(k)]); }
-  const s: Strings = { f: [], p: [] };
+  const f: Strings = [];
+  const calls: Strings = [];
   ints.push(r.analysis.functions.length);
-  for (const f of r.analysis.functions) {
-    const flags = (f.isAsync ? 1 : 0) | (f.isGenerator ? 2 : 0) | (f.isArrow ? 4 : 0) | ('module' in f ? 8 : 0) | ('noTryWrap' in f ? 16 : 0);
-    ints.push(f.index, f.line, f.column, f.start, f.end, flags, f.points.length);
-    const fs: unknown[] = [f.name, f.params];
-    if ('module' in f) fs.push(f.module);
-    if ('noTryWrap' in f) fs.push(f.noTryWrap);
-    s.f.push(fs);
-    for (const p of f.points) {
+  for (const fn of r.analysis.functions) {
+    const flags = (fn.isAsync ? 1 : 0) | (fn.isGenerator ? 2 : 0) | (fn.isArrow ? 4 : 0) | ('module' in fn ? 8 : 0) | ('noTryWrap' in fn ? 16 : 0);
+    ints.push(fn.index, fn.line, fn.column, fn.start, fn.end, flags, fn.points.length);
+    const fs: unknown[] = [fn.name, fn.params];
+    if ('module' in fn) fs.push(fn.module);
+    if ('noTryWrap' in fn) fs.push(fn.noTryWrap);
+    f.push(fs);
+    for (const p of fn.points) {
       const pf = ('callee' in p ? 1 : 0) | ('simpleArgs' in p ? 2 : 0) | ('exit' in p ? 4 : 0);
       ints.push(p.index, KINDS.indexOf(p.kind), EXITS.indexOf(p.exit), p.line, p.column, p.pos, p.end, pf);
-      if (pf & 3) s.p.push([p.callee, p.simpleArgs]);
+      if (pf & 3) calls.push([p.callee, p.simpleArgs]);
     }
   }
-  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted };
-  return { head: JSON.stringify(head), json: JSON.stringify(s), ints: ints.a.subarray(0, ints.n) };
+  const fJson = JSON.stringify(f);
+  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, split: Buffer.byteLength(fJson, 'utf8') };
+  return { head: JSON.stringify(head), json: fJson + JSON.stringify(calls), ints: ints.a.subarray(0, ints.n) };
 }
 
 /**
@@ -74,29 +80,50 @@ export function decodeRest(head: string, json: Uint8Array, a: Int32Array): Rest 
   const from = i;
   const functionCount = a[from];
   const analysis = { sourceType: h.sourceType } as ScriptAnalysis;
-  Object.defineProperty(analysis, 'functions', {
-    enumerable: true,
-    configurable: true,
-    get(this: ScriptAnalysis) {
-      const value = decodeFunctions(JSON.parse(Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')) as Strings, a, from);
-      Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true });
-      return value;
-    },
-    set(this: ScriptAnalysis, value: FunctionInfo[]) { Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true }); },
-  });
+  const encode = (): void => {
+    Object.defineProperty(analysis, 'functions', {
+      enumerable: true,
+      configurable: true,
+      get(this: ScriptAnalysis) {
+        const text = (at: number, to: number) => Buffer.from(json.buffer, json.byteOffset + at, to - at).toString('utf8');
+        let calls: Strings | undefined;
+        const value = decodeFunctions(JSON.parse(text(0, h.split)) as Strings, () => (calls ??= JSON.parse(text(h.split, json.byteLength)) as Strings), a, from);
+        Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true });
+        return value;
+      },
+      set(this: ScriptAnalysis, value: FunctionInfo[]) { Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true }); },
+    });
+  };
+  encode();
+  encoded.set(analysis, encode);
   return { analysis, unslotted: h.unslotted, layout: { at, lines, texts }, functionCount };
 }
 
-function decodeFunctions(s: Strings, a: Int32Array, from: number): FunctionInfo[] {
+/** analyses read from cache entries → puts their functions back to the encoded form */
+const encoded = new WeakMap<ScriptAnalysis, () => void>();
+
+/**
+ * Let a cache entry's decoded functions go (the runtime, at detach): read again,
+ * they are decoded again. A dormant program keeps the heap it had before the tool
+ * attached (the TypeScript compiler's records: about 42 MB). False for an
+ * analysis that did not come from the cache (its functions are all there is).
+ */
+export function forgetDecoded(analysis: ScriptAnalysis): boolean {
+  const encode = encoded.get(analysis);
+  if (!encode) return false;
+  if (!Object.getOwnPropertyDescriptor(analysis, 'functions')?.get) encode();
+  return true;
+}
+
+function decodeFunctions(strings: Strings, calls: () => Strings, a: Int32Array, from: number): FunctionInfo[] {
   let i = from;
   let callNo = 0;
   const functions: FunctionInfo[] = new Array(a[i++]);
   for (let k = 0; k < functions.length; k++) {
-    const index = a[i], line = a[i + 1], column = a[i + 2], start = a[i + 3], end = a[i + 4], flags = a[i + 5], np = a[i + 6];
+    const flags = a[i + 5], np = a[i + 6];
+    const fs = strings[k];
+    const f = new CachedFunction(a[i], fs[0] as string, a[i + 1], a[i + 2], a[i + 3], a[i + 4], flags, fs[1] as (string | null)[], { a, from: i + 7, np, firstCall: callNo, calls });
     i += 7;
-    const fs = s.f[k];
-    const f = { index, name: fs[0] as string, line, column, start, end, isAsync: !!(flags & 1), isGenerator: !!(flags & 2), isArrow: !!(flags & 4), params: fs[1] as (string | null)[] } as FunctionInfo;
-    lazyPoints(f, a, i, np, s.p, callNo);
     for (let q = 0; q < np; q++) if (a[i + q * 8 + 7] & 3) callNo++;
     i += np * 8;
     let extra = 2;
@@ -124,28 +151,73 @@ export function readOnce<T>(work: () => T): T {
   }
 }
 
-function lazyPoints(f: FunctionInfo, a: Int32Array, from: number, np: number, calls: unknown[][], firstCall: number): void {
-  const settle = (self: FunctionInfo, value: PointInfo[]) => Object.defineProperty(self, 'points', { value, writable: true, enumerable: true, configurable: true });
-  Object.defineProperty(f, 'points', {
-    enumerable: true,
-    configurable: true,
-    get(this: FunctionInfo) {
-      const points: PointInfo[] = new Array(np);
-      let callNo = firstCall;
-      for (let q = 0, i = from; q < np; q++, i += 8) {
-        const p: PointInfo = { index: a[i], kind: KINDS[a[i + 1]], line: a[i + 3], column: a[i + 4], pos: a[i + 5], end: a[i + 6] };
-        const pf = a[i + 7];
-        if (pf & 4) p.exit = EXITS[a[i + 2]];
-        if (pf & 3) {
-          const [callee, simpleArgs] = calls[callNo++] as [string, (string | null)[]];
-          if (pf & 1) p.callee = callee;
-          if (pf & 2) p.simpleArgs = simpleArgs;
-        }
-        points[q] = p;
+/** where a cached function's points are in the entry */
+interface PointSource { a: Int32Array; from: number; np: number; firstCall: number; calls: () => Strings }
+const SOURCE = Symbol('points');
+
+/**
+ * A function record of a cache entry: what preparation makes, its points decoded
+ * when first read (an accessor on the prototype: one per function, defined on
+ * each, took ~50 ms for the TypeScript compiler's 21,688). JSON gives what a
+ * fresh record gives, points included.
+ */
+class CachedFunction implements FunctionInfo {
+  index: number;
+  name: string;
+  line: number;
+  column: number;
+  start: number;
+  end: number;
+  isAsync: boolean;
+  isGenerator: boolean;
+  isArrow: boolean;
+  params: (string | null)[];
+  declare noTryWrap?: string;
+  declare module?: string;
+  declare [SOURCE]: PointSource;
+
+  constructor(index: number, name: string, line: number, column: number, start: number, end: number, flags: number, params: (string | null)[], source: PointSource) {
+    this.index = index;
+    this.name = name;
+    this.line = line;
+    this.column = column;
+    this.start = start;
+    this.end = end;
+    this.isAsync = !!(flags & 1);
+    this.isGenerator = !!(flags & 2);
+    this.isArrow = !!(flags & 4);
+    this.params = params;
+    // a symbol: not in JSON, Object.keys or for-in
+    this[SOURCE] = source;
+  }
+
+  get points(): PointInfo[] {
+    const { a, from, np, firstCall } = this[SOURCE];
+    const calls = np ? this[SOURCE].calls() : [];
+    const points: PointInfo[] = new Array(np);
+    let callNo = firstCall;
+    for (let q = 0, i = from; q < np; q++, i += 8) {
+      const p: PointInfo = { index: a[i], kind: KINDS[a[i + 1]], line: a[i + 3], column: a[i + 4], pos: a[i + 5], end: a[i + 6] };
+      const pf = a[i + 7];
+      if (pf & 4) p.exit = EXITS[a[i + 2]];
+      if (pf & 3) {
+        const [callee, simpleArgs] = calls[callNo++] as [string, (string | null)[]];
+        if (pf & 1) p.callee = callee;
+        if (pf & 2) p.simpleArgs = simpleArgs;
       }
-      if (keep) settle(this, points);
-      return points;
-    },
-    set(this: FunctionInfo, v: PointInfo[]) { settle(this, v); },
-  });
+      points[q] = p;
+    }
+    if (keep) this.points = points;
+    return points;
+  }
+
+  set points(value: PointInfo[]) { Object.defineProperty(this, 'points', { value, writable: true, enumerable: true, configurable: true }); }
+
+  /** the record as preparation makes it, in its order of keys */
+  toJSON(): FunctionInfo {
+    const out = { index: this.index, name: this.name, line: this.line, column: this.column, start: this.start, end: this.end, isAsync: this.isAsync, isGenerator: this.isGenerator, isArrow: this.isArrow, params: this.params, points: this.points } as FunctionInfo;
+    if ('noTryWrap' in this) out.noTryWrap = this.noTryWrap;
+    if ('module' in this) out.module = this.module;
+    return out;
+  }
 }

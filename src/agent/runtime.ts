@@ -16,7 +16,7 @@ import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
-import { readOnce } from './prepared-codec';
+import { forgetDecoded, readOnce } from './prepared-codec';
 import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
@@ -456,16 +456,7 @@ export class Runtime {
       handlers: new Map(),
       at: ++this.scriptsVersion,
     } as Omit<ScriptRecord, 'names'> as ScriptRecord;
-    // the names (and the analysis they read) when first wanted: a dormant program never wants them
-    Object.defineProperty(rec, 'names', {
-      configurable: true,
-      enumerable: true,
-      get: () => {
-        const value = analysis.functions.map((f) => `${f.module ?? module}/${f.name}`);
-        Object.defineProperty(rec, 'names', { value, writable: true, enumerable: true, configurable: true });
-        return value;
-      },
-    });
+    lazyNames(rec);
     this.scripts.set(no, rec);
     this.droppedAt.delete(no);
     this.unindexed.push(rec);
@@ -1067,6 +1058,11 @@ export class Runtime {
         if (kept.length) this.byName.set(n, kept); else this.byName.delete(n);
       });
     }
+    // what the session decoded of the prepared-code cache's entries goes back to its encoded form,
+    // and the name index with it (built again when next looked up)
+    this.nameIndex.clear();
+    this.unindexed = [...this.scripts.values()];
+    for (const rec of this.unindexed) if (forgetDecoded(rec.analysis)) lazyNames(rec);
     // a later session starts from zero
     for (const a of [this.C, this.U, this.F, this.L, this.T]) a.fill(0);
     this.intrusion.reset();
@@ -1211,6 +1207,19 @@ export function buildHandler(body: string, env: HandlerEnv): Handler {
  * array and inlines the handler as if it were written into the function;
  * code optimized against the old value deoptimizes once.
  */
+/** A script's names (and the analysis they read) when first wanted: a dormant program never wants them. */
+function lazyNames(rec: ScriptRecord): void {
+  Object.defineProperty(rec, 'names', {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      const value = rec.analysis.functions.map((f) => `${f.module ?? rec.module}/${f.name}`);
+      Object.defineProperty(rec, 'names', { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+  });
+}
+
 function setConstGlobal(name: string, v: unknown): void {
   const g = globalThis as any;
   if (g[name] === v) return;
