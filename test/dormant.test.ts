@@ -314,7 +314,10 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   const esm = 'export function g(a) { return a + 1; }\nexport const h = () => g(2);\n';
   const url = 'file:///x/m.mjs';
   const mreq = (no: number) => ({ kind: 'module' as const, source: esm, no, filename: '/x/m.mjs', cwd: '/x', url });
-  const mprep = (n: number) => prepareModuleForLoad(esm, n, url, { filename: '/x/m.mjs', cwd: '/x' });
+  // as the load hook prepares it, in the module's thread: the preamble carries no analysis (the hook hands it to the runtime)
+  const mprep = (n: number) => prepareModuleForLoad(esm, n, url, { filename: '/x/m.mjs', cwd: '/x' }, false);
+  assert.ok(mprep(3).code.startsWith(`var $pn3_0,$pn3_1;globalThis[Symbol.for('paranode.runtime')]?.registerModule(3,"file:///x/m.mjs",null,function($f,$v){`), mprep(3).code);
+  assert.ok(!mprep(3).code.includes('"functions"'));
   cache.prepared(mreq(3), mprep);
   assert.deepEqual(plain(cache.prepared(mreq(7), () => { throw new Error('not prepared again'); })), mprep(7));
   // every entry damaged: ignored, prepared again and replaced

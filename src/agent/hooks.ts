@@ -67,9 +67,11 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
         if (format === 'module') {
           const no = rt.allocScript();
           const naming = { filename, cwd: rt.cwd };
-          const prep = (n: number) => prepareModuleForLoad(source, n, url, naming);
+          // this hook runs in the module's thread: the runtime is handed its analysis, not the module's text
+          const prep = (n: number) => prepareModuleForLoad(source, n, url, naming, false);
           const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url }, prep) : prep(no);
           rt.disguise.add(no, url, prepared.layout);
+          if ((prepared.functionCount ?? prepared.analysis.functions.length) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
           code = prepared.code;
         } else code = prepareModule(rt, prepareForLoad, source, filename, cache);
         // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript

@@ -285,6 +285,8 @@ export class Runtime {
   private notes: string[] = [];
   /** every script's "<module>/<function>" -> where, for exact (glob-free) probes */
   private readonly nameIndex = new Map<string, [number, number][]>();
+  /** ES modules prepared at load whose preamble has not run yet (see expectModule) */
+  private readonly expected = new Map<number, { analysis: ScriptAnalysis; noSlot: [number, number][] }>();
   /** scripts registered since the index was last read: indexed when it next is */
   private unindexed: ScriptRecord[] = [];
   /** "<module>/<function>" → [script, function] */
@@ -472,13 +474,27 @@ export class Runtime {
     if (how !== 'breakpoint') this.reportFallback();
   }
 
-  /** Called by an ES module's preamble (see prepareModuleForLoad) when it first runs. */
-  registerModule(no: number, url: string, analysis: ScriptAnalysis, setGuard: (fn: number, v: unknown) => void, noSlot?: [number, number][]): void {
+  /**
+   * Called by an ES module's preamble (see prepareModuleForLoad) when it first
+   * runs; `analysis` null: the load hook handed it over (expectModule).
+   */
+  registerModule(no: number, url: string, analysis: ScriptAnalysis | null, setGuard: (fn: number, v: unknown) => void, noSlot?: [number, number][]): void {
     try {
+      if (!analysis) {
+        const expected = this.expected.get(no);
+        this.expected.delete(no);
+        if (!expected) return;
+        ({ analysis, noSlot } = expected);
+      }
       this.registerScript(no, this.moduleName(url), analysis, setGuard, url.startsWith('file:') ? fileURLToPath(url) : url, 'load', noSlot);
     } catch {
       /* never throw into the program */
     }
+  }
+
+  /** The analysis of an ES module the load hook prepared, for its preamble's registerModule. */
+  expectModule(no: number, analysis: ScriptAnalysis, noSlot: [number, number][]): void {
+    this.expected.set(no, { analysis, noSlot });
   }
 
   /** A script the load hook left as it was (its preparation failed): the tool hears why. */

@@ -389,16 +389,22 @@ export function prepareForLoad(source: string, scriptNo: number, sourceType?: 's
  * Prepare an ES module at load time. Its guards are module-scope vars (hoisted,
  * so a function called before the module body runs, through a circular import,
  * sees undefined and skips its slots), and a preamble on line 1 (no newline
- * added) hands the runtime of the thread a setter for them.
+ * added) hands the runtime of the thread a setter for them. `analysisInCode`:
+ * the preamble carries the module's analysis too, for a load hook that runs in
+ * another thread than the module (module.register's); a hook in the module's own
+ * thread hands it to the runtime itself (Runtime.expectModule), and V8 does not
+ * parse and build it at every start (an object literal as large as the module).
  */
-export function prepareModuleForLoad(source: string, scriptNo: number, url: string, naming?: Naming): PreparedScript {
+export function prepareModuleForLoad(source: string, scriptNo: number, url: string, naming?: Naming, analysisInCode = true): PreparedScript {
   const prepared = prepareForLoad(source, scriptNo, 'module', naming);
   const n = prepared.analysis.functions.length;
   if (n === 0) return prepared;
   const names = Array.from({ length: n }, (_, f) => slotGlobal(scriptNo, f));
   const cases = names.map((g, f) => `case ${f}:${g}=$v;break;`).join('');
+  const analysis = analysisInCode ? JSON.stringify(prepared.analysis) : 'null';
+  const noSlot = analysisInCode ? `,${JSON.stringify(prepared.unslotted.map((u) => [u.fn, u.point]))}` : '';
   const preamble = `var ${names.join(',')};globalThis[Symbol.for('paranode.runtime')]?.registerModule(${scriptNo},${JSON.stringify(url)},` +
-    `${JSON.stringify(prepared.analysis)},function($f,$v){switch($f){${cases}}},${JSON.stringify(prepared.unslotted.map((u) => [u.fn, u.point]))});`;
+    `${analysis},function($f,$v){switch($f){${cases}}}${noSlot});`;
   // a hashbang line must stay first (and is a comment): start of line 2 then
   let at = 0;
   if (prepared.code.startsWith('#!')) {
