@@ -8,6 +8,7 @@
 import * as path from 'path';
 import { fileURLToPath } from 'url';
 import { isOwnCode, ownCodeDirs } from './own-code';
+import type { PreparedScript } from '../instrument/transform';
 import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
 import { strippedFormat, stripTypes } from './typescript-strip';
@@ -71,7 +72,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
           const prep = (n: number) => prepareModuleForLoad(source, n, url, naming, false);
           const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url }, prep) : prep(no);
           rt.disguise.add(no, url, prepared.layout);
-          if ((prepared.functionCount ?? prepared.analysis.functions.length) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
+          if (functionCountOf(prepared) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
           code = prepared.code;
         } else code = prepareModule(rt, prepareForLoad, source, filename, cache);
         // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
@@ -89,6 +90,9 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     delete g[HOOKS];
   });
 }
+
+/** How many functions a prepared script has, without decoding a cache entry's analysis. */
+const functionCountOf = (p: PreparedScript): number => p.functionCount ?? p.analysis.functions.length;
 
 const MARK = Symbol.for('paranode.cjsHook');
 
@@ -139,7 +143,7 @@ function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument
   const naming = { filename, cwd: rt.cwd };
   const prep = (n: number) => prepareForLoad(content, n, 'script', naming);
   const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd }, prep) : prep(no);
-  rt.defineGlobals(no, prepared.functionCount ?? prepared.analysis.functions.length);
+  rt.defineGlobals(no, functionCountOf(prepared));
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]), prepared.layout);
   return prepared.code;
 }

@@ -1069,13 +1069,9 @@ export class Runtime {
       if (rec.how !== 'liveedit' && rec.how !== 'breakpoint') continue;
       this.scripts.delete(no);
       this.droppedAt.set(no, ++this.scriptsVersion);
-      rec.names.forEach((n) => {
-        const kept = (this.byName.get(n) ?? []).filter(([s]) => s !== no);
-        if (kept.length) this.byName.set(n, kept); else this.byName.delete(n);
-      });
     }
     // what the session decoded of the prepared-code cache's entries goes back to its encoded form,
-    // and the name index with it (built again when next looked up)
+    // and the name index with it (built again from the scripts kept when next looked up)
     this.nameIndex.clear();
     this.unindexed = [...this.scripts.values()];
     for (const rec of this.unindexed) if (forgetDecoded(rec.analysis)) lazyNames(rec);
@@ -1217,12 +1213,6 @@ export function buildHandler(body: string, env: HandlerEnv): Handler {
     safeRead, safePrimitive, safeLooseEqual, env.path ?? null);
 }
 
-/**
- * Switch a slot guard global. Deleting and defining it anew gives V8 a fresh
- * property cell in its "constant" state, so optimized code embeds the handler
- * array and inlines the handler as if it were written into the function;
- * code optimized against the old value deoptimizes once.
- */
 /** A script's names (and the analysis they read) when first wanted: a dormant program never wants them. */
 function lazyNames(rec: ScriptRecord): void {
   Object.defineProperty(rec, 'names', {
@@ -1236,6 +1226,12 @@ function lazyNames(rec: ScriptRecord): void {
   });
 }
 
+/**
+ * Switch a slot guard global. Deleting and defining it anew gives V8 a fresh
+ * property cell in its "constant" state, so optimized code embeds the handler
+ * array and inlines the handler as if it were written into the function;
+ * code optimized against the old value deoptimizes once.
+ */
 function setConstGlobal(name: string, v: unknown): void {
   const g = globalThis as any;
   if (g[name] === v) return;
