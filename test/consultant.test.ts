@@ -325,7 +325,7 @@ test('worker-imbalance demo: CPU-bound in the overloaded worker thread, at crunc
   assert.ok(heavy, stderr);
   const b = first(d, 'cpu_bound');
   assert.ok(b, JSON.stringify(d.bottlenecks));
-  assert.equal(b.focus, `/Code/worker-imbalance.js/crunch,/Thread/${pid}/${heavy}`);
+  assert.equal(b.focus, `/Code/worker-imbalance.js/crunch,/Thread/${pid}/${heavy}`, `${renderDiagnosis(d)}\n${JSON.stringify(d.searchHistory.filter((n) => n.focus.includes(`/Thread/${pid}/${heavy}`)))}`);
   // where V8 had inlined crunch into the message callback that calls it (code optimized before the
   // profiler started: some runs), the samples were the callback's and a timer decided crunch
   const crunch = d.searchHistory.find((n) => n.focus === b.focus)!;
