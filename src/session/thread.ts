@@ -71,6 +71,13 @@ export class TargetThread {
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
   private scriptsCopy: { version: number; scripts: Map<number, RuntimeScript> } = { version: -1, scripts: new Map() };
+  /**
+   * Built-in modules named whole (no wildcard) that the runtime has made resources of:
+   * made once, they stay. Asking again waits for the thread's safe point (the wrapping
+   * runs regexps): up to 200 ms in a busy thread, for every prediction and listing of a
+   * message-passing test (the worker demo's search spent 30-40 s there).
+   */
+  private readonly builtinsMade = new Set<string>();
   private wrapNoted = false;
   /** a worker waiting at its start pauses at its first script once (session.startAgentAtFirstScript) */
   private pausesExpected = false;
@@ -171,7 +178,11 @@ export class TargetThread {
 
   /** Prepared scripts with their functions matching a glob's regex (all when none); built-ins if the glob names them. */
   async runtimeScripts(match = '', builtins?: string): Promise<RuntimeScript[]> {
-    if (builtins) await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
+    if (builtins && !this.builtinsMade.has(builtins)) {
+      await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
+      // codeGlobToRegex writes a wildcard as [^/]* or .*: modules loaded later may match those
+      if (!builtins.includes('[^/]') && !builtins.includes('.*')) this.builtinsMade.add(builtins);
+    }
     const re = match ? new RegExp(match) : null;
     const out: RuntimeScript[] = [];
     for (const s of await this.registered()) {
