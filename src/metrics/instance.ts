@@ -1,13 +1,21 @@
 // A metric instance: one metric for one focus, placed in one or more sessions.
 // It reads its counter or timer (or the runtime's thread values) per thread
 // and aggregates them to processes and the program with the metric's operator.
-import { COST_SERIES, VIRTUAL_SERIES } from '../agent/runtime';
+import { COST_SERIES, SWITCH_CLASS, TOOL_CLASS, VIRTUAL_SERIES } from '../agent/runtime';
 import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
 import { isTimerPlan, type Placement, type Plan } from '../mdl/evaluate';
 import { splitFocus } from './focus';
+
+/**
+ * observed_cost's classes of one-off work: the runtime's own for the tool (placing and
+ * removing probes, LiveEdits, listings, samples) and slot switches (V8 optimizing a
+ * function again). They are the tool's time in the thread, but no test goes on costing
+ * them: a test is not taken out for them (see PerformanceConsultant.observeCost).
+ */
+export const ONE_OFF_CLASSES: ReadonlySet<string> = new Set([TOOL_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen]);
 
 /** Identical requests (same metric, same focus) share one instance. */
 export const requestKey = (metric: string, focus: string): string => `${metric}@${splitFocus(focus).join(',')}`;
@@ -123,10 +131,14 @@ export class MetricInstance {
     return { v: (s?.last ?? 0) - base, h: s ? { bucketSeconds: s.bucketSeconds, buckets: s.buckets } : { bucketSeconds: 0.1, buckets: [] } };
   }
 
-  /** Seconds of instrumentation: handler runs per cost class since enabled, times the class's cost (side 0 low, 1 high). */
-  private readCost(ps: PerSession, thread: string | undefined, side: 0 | 1): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
+  /**
+   * Seconds of instrumentation: handler runs per cost class since enabled, times the class's cost (side 0 low, 1 high);
+   * `ongoing`: the handlers' and the pinning's only, without the one-off work of ONE_OFF_CLASSES.
+   */
+  private readCost(ps: PerSession, thread: string | undefined, side: 0 | 1, ongoing = false): { v: number; h: { bucketSeconds: number; buckets: number[] } } {
     const cal = this.calibration!;
-    const runs = ps.session.sampledNames(COST_SERIES).map((n) => ({ n, s: ps.session.sampled(n, thread) })).filter((x) => x.s);
+    const runs = ps.session.sampledNames(COST_SERIES).filter((n) => !ongoing || !ONE_OFF_CLASSES.has(n.slice(COST_SERIES.length)))
+      .map((n) => ({ n, s: ps.session.sampled(n, thread) })).filter((x) => x.s);
     const hs = align(runs.map((x) => ({ bucketSeconds: x.s!.bucketSeconds, buckets: x.s!.buckets })));
     let v = 0;
     const buckets: number[] = [];
@@ -140,16 +152,16 @@ export class MetricInstance {
 
   /**
    * The value since enabled in each thread it covers, keyed "<pid>/<thread>"
-   * (observed_cost: the high bound). The Performance Consultant tests
-   * thresholds per thread.
+   * (observed_cost: the high bound; with `ongoing`, without its one-off work).
+   * The Performance Consultant tests thresholds per thread.
    */
-  threadTotals(): Map<string, number> {
-    const which = this.metric.base.type === 'thread' && this.metric.base.source === 'cost' ? 'cost_high' : undefined;
+  threadTotals(opts: { ongoing?: boolean } = {}): Map<string, number> {
+    const cost = this.metric.base.type === 'thread' && this.metric.base.source === 'cost';
     const out = new Map<string, number>();
     for (const ps of this.perSession) {
       for (const t of ps.threads ?? ps.session.threadIds) {
         const k = `${ps.session.pid}/${t}`;
-        out.set(k, (out.get(k) ?? 0) + this.read(ps, t, which).v);
+        out.set(k, (out.get(k) ?? 0) + (cost ? this.readCost(ps, t, 1, opts.ongoing) : this.read(ps, t)).v);
       }
     }
     return out;
