@@ -99,7 +99,8 @@ async function againstProfiler(limit: number): Promise<{ named: string; rank: nu
   return { named: named ? named.focus.slice(named.focus.lastIndexOf('/') + 1) : '(none)', rank: top.findIndex((f) => f.line === line) + 1, top: top.slice(0, 4).map((f) => f.name), search: d.searchSeconds };
 }
 
-export async function benchConsultant(opts: BenchOptions): Promise<Section> {
+/** (a): search times on the demos under each control method (the cost-system paper's Figure 4). */
+async function searchTimes(opts: BenchOptions): Promise<string[]> {
   const body: string[] = [];
   const runs = opts.quick ? 1 : 3;
   const rows: string[][] = [];
@@ -138,6 +139,18 @@ export async function benchConsultant(opts: BenchOptions): Promise<Section> {
     '"3 tests at once": no cost limit, at most three refinements tested at a time; "unlimited": every refinement as soon as its parent holds.', '',
     table(['demo', 'control', 'search time s', 'first function s', 'C_obs avg', 'C_obs max', 'C_obs std dev', 'planted named', 'complete'], rows));
   if (misses.length) body.push('', 'Runs that missed the planted bottleneck or did not complete:', '', ...misses.map((m) => `- ${m}`));
+
+  return body;
+}
+
+/** Section 9(a) alone: `--only search`. */
+export async function benchSearch(opts: BenchOptions): Promise<Section> {
+  return { title: '9(a). Search times under the cost limit, 3 tests at once and unlimited (the cost-system paper\'s Figure 4)', body: await searchTimes(opts) };
+}
+
+export async function benchConsultant(opts: BenchOptions): Promise<Section> {
+  const body = await searchTimes(opts);
+  const runs = opts.quick ? 1 : 3;
 
   // long enough for a search under the limit to be under way for most of it
   const reps = opts.quick ? 300 : 600;

@@ -11,7 +11,7 @@ import { benchAttachStress } from './attach-stress';
 import { benchCallPaths } from './call-paths';
 import { benchCompensation } from './compensation';
 import { benchConditionMemory } from './condition-memory';
-import { benchConsultant } from './consultant';
+import { benchConsultant, benchSearch } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
 import { benchHttp } from './http';
@@ -39,6 +39,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   metrics: benchMetrics,
   cost: benchCost,
   consultant: benchConsultant,
+  search: benchSearch,
   startup: benchStartup,
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
