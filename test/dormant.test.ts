@@ -310,6 +310,17 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.equal(typeof Object.getOwnPropertyDescriptor(second.analysis, 'functions')?.get, 'function');
   assert.equal(JSON.stringify(second.analysis.functions), JSON.stringify(prep(34).analysis.functions));
   assert.equal(forgetDecoded(prep(34).analysis), false);
+  // more functions than a part of the call points' JSON (1000): a function's points read first from
+  // a later part, then all, are what a fresh preparation gives
+  const many = Array.from({ length: 2500 }, (_, i) => `function f${i}(a, b) { return f${(i + 7) % 2500}(a) + Math.max(a, b) + g${i % 3}(b, [a]); }`).join('\n');
+  const mfile = path.join(TMP, 'many.js');
+  const mprepared = (n: number) => prepareForLoad(many, n, 'script', { filename: mfile, cwd: TMP });
+  cache.prepared({ kind: 'script', source: many, no: 5, filename: mfile, cwd: TMP }, mprepared);
+  const hit = cache.prepared({ kind: 'script', source: many, no: 6, filename: mfile, cwd: TMP }, () => { throw new Error('not prepared again'); });
+  const fresh = mprepared(6).analysis.functions;
+  assert.deepEqual(JSON.parse(JSON.stringify(hit.analysis.functions[2400].points)), fresh[2400].points);
+  assert.deepEqual(JSON.parse(JSON.stringify(hit.analysis.functions[999].points)), fresh[999].points);
+  assert.equal(JSON.stringify(hit.analysis.functions), JSON.stringify(fresh));
   // an ES module: its preamble names the script number too
   const esm = 'export function g(a) { return a + 1; }\nexport const h = () => g(2);\n';
   const url = 'file:///x/m.mjs';

@@ -25,7 +25,7 @@ import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
 import { decodeRest, encodeRest } from './prepared-codec';
 
-const FORMAT = 'pnc3';
+const FORMAT = 'pnc4';
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
   if (/^(off|0|false|no)$/i.test(env.PARANODE_CACHE ?? '')) return null;

@@ -11,14 +11,21 @@ const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'r
 const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
 
 type Rest = Omit<PreparedScript, 'code'>;
-/** the small JSON part, read at once; `split`: where the call points' JSON starts in the large part */
-interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; split: number }
+/** the small JSON part, read at once; `calls`: where each part of the call points' JSON starts in the large part */
+interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; calls: number[] }
 /**
- * The large JSON part, two texts: per function [name, params, module?, noTryWrap?]
- * (read with the functions), then per call point [callee?, simpleArgs?] (read
- * with the first points read)
+ * The large JSON part: per function [name, params, module?, noTryWrap?] (read
+ * with the functions), then per call point [callee?, simpleArgs?], one text per
+ * CALL_PART functions (each read with the first points read of its functions)
  */
 type Strings = unknown[][];
+/**
+ * Functions per part of the call points' JSON: as many as a part of the tool's
+ * listing (the runtime's SCRIPTS_PART), so the first part of a listing no longer
+ * reads every call point's names (the TypeScript compiler's 74,925, most of an
+ * attach's longest hold on it).
+ */
+const CALL_PART = 1000;
 
 class Ints {
   a = new Int32Array(1 << 16);
@@ -40,9 +47,11 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
   ints.push(keys.length);
   for (const k of keys) { ints.push(Number(k)); ints.list(lines[Number(k)]); }
   const f: Strings = [];
-  const calls: Strings = [];
+  const calls: Strings[] = [];
   ints.push(r.analysis.functions.length);
-  for (const fn of r.analysis.functions) {
+  r.analysis.functions.forEach((fn, k) => {
+    if (k % CALL_PART === 0) calls.push([]);
+    const part = calls[calls.length - 1];
     const flags = (fn.isAsync ? 1 : 0) | (fn.isGenerator ? 2 : 0) | (fn.isArrow ? 4 : 0) | ('module' in fn ? 8 : 0) | ('noTryWrap' in fn ? 16 : 0);
     ints.push(fn.index, fn.line, fn.column, fn.start, fn.end, flags, fn.points.length);
     const fs: unknown[] = [fn.name, fn.params];
@@ -52,12 +61,15 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
     for (const p of fn.points) {
       const pf = ('callee' in p ? 1 : 0) | ('simpleArgs' in p ? 2 : 0) | ('exit' in p ? 4 : 0);
       ints.push(p.index, KINDS.indexOf(p.kind), EXITS.indexOf(p.exit), p.line, p.column, p.pos, p.end, pf);
-      if (pf & 3) calls.push([p.callee, p.simpleArgs]);
+      if (pf & 3) part.push([p.callee, p.simpleArgs]);
     }
-  }
-  const fJson = JSON.stringify(f);
-  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, split: Buffer.byteLength(fJson, 'utf8') };
-  return { head: JSON.stringify(head), json: fJson + JSON.stringify(calls), ints: ints.a.subarray(0, ints.n) };
+  });
+  const parts = [JSON.stringify(f), ...calls.map((c) => JSON.stringify(c))];
+  const starts: number[] = [];
+  let offset = 0;
+  for (const t of parts) { starts.push(offset); offset += Buffer.byteLength(t, 'utf8'); }
+  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, calls: starts.slice(1) };
+  return { head: JSON.stringify(head), json: parts.join(''), ints: ints.a.subarray(0, ints.n) };
 }
 
 /**
@@ -86,8 +98,10 @@ export function decodeRest(head: string, json: Uint8Array, a: Int32Array): Rest 
       configurable: true,
       get(this: ScriptAnalysis) {
         const text = (at: number, to: number) => Buffer.from(json.buffer, json.byteOffset + at, to - at).toString('utf8');
-        let calls: Strings | undefined;
-        const value = decodeFunctions(JSON.parse(text(0, h.split)) as Strings, () => (calls ??= JSON.parse(text(h.split, json.byteLength)) as Strings), a, from);
+        const ends = [...h.calls, json.byteLength];
+        const calls: (Strings | undefined)[] = [];
+        const part = (k: number) => (calls[k] ??= JSON.parse(text(ends[k], ends[k + 1])) as Strings);
+        const value = decodeFunctions(JSON.parse(text(0, ends[0])) as Strings, part, a, from);
         Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true });
         return value;
       },
@@ -115,14 +129,15 @@ export function forgetDecoded(analysis: ScriptAnalysis): boolean {
   return true;
 }
 
-function decodeFunctions(strings: Strings, calls: () => Strings, a: Int32Array, from: number): FunctionInfo[] {
+function decodeFunctions(strings: Strings, calls: (part: number) => Strings, a: Int32Array, from: number): FunctionInfo[] {
   let i = from;
   let callNo = 0;
   const functions: FunctionInfo[] = new Array(a[i++]);
   for (let k = 0; k < functions.length; k++) {
+    if (k % CALL_PART === 0) callNo = 0;
     const flags = a[i + 5], np = a[i + 6];
     const fs = strings[k];
-    const f = new CachedFunction(a[i], fs[0] as string, a[i + 1], a[i + 2], a[i + 3], a[i + 4], flags, fs[1] as (string | null)[], { a, from: i + 7, np, firstCall: callNo, calls });
+    const f = new CachedFunction(a[i], fs[0] as string, a[i + 1], a[i + 2], a[i + 3], a[i + 4], flags, fs[1] as (string | null)[], { a, from: i + 7, np, firstCall: callNo, part: Math.floor(k / CALL_PART), calls });
     i += 7;
     for (let q = 0; q < np; q++) if (a[i + q * 8 + 7] & 3) callNo++;
     i += np * 8;
@@ -152,7 +167,7 @@ export function readOnce<T>(work: () => T): T {
 }
 
 /** where a cached function's points are in the entry */
-interface PointSource { a: Int32Array; from: number; np: number; firstCall: number; calls: () => Strings }
+interface PointSource { a: Int32Array; from: number; np: number; firstCall: number; part: number; calls: (part: number) => Strings }
 const SOURCE = Symbol('points');
 
 /**
@@ -192,8 +207,8 @@ class CachedFunction implements FunctionInfo {
   }
 
   get points(): PointInfo[] {
-    const { a, from, np, firstCall } = this[SOURCE];
-    const calls = np ? this[SOURCE].calls() : [];
+    const { a, from, np, firstCall, part } = this[SOURCE];
+    const calls = np ? this[SOURCE].calls(part) : [];
     const points: PointInfo[] = new Array(np);
     let callNo = firstCall;
     for (let q = 0, i = from; q < np; q++, i += 8) {
