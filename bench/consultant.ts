@@ -99,10 +99,13 @@ async function againstProfiler(limit: number): Promise<{ named: string; rank: nu
   return { named: named ? named.focus.slice(named.focus.lastIndexOf('/') + 1) : '(none)', rank: top.findIndex((f) => f.line === line) + 1, top: top.slice(0, 4).map((f) => f.name), search: d.searchSeconds };
 }
 
+/** runs of each demo and control method, and of the profiler comparison */
+const runsOf = (opts: BenchOptions) => (opts.quick ? 1 : 3);
+
 /** (a): search times on the demos under each control method (the cost-system paper's Figure 4). */
 async function searchTimes(opts: BenchOptions): Promise<string[]> {
   const body: string[] = [];
-  const runs = opts.quick ? 1 : 3;
+  const runs = runsOf(opts);
   const rows: string[][] = [];
   // runs that missed the planted bottleneck or did not complete, and what they found instead
   const misses: string[] = [];
@@ -150,7 +153,7 @@ export async function benchSearch(opts: BenchOptions): Promise<Section> {
 
 export async function benchConsultant(opts: BenchOptions): Promise<Section> {
   const body = await searchTimes(opts);
-  const runs = opts.quick ? 1 : 3;
+  const runs = runsOf(opts);
 
   // long enough for a search under the limit to be under way for most of it
   const reps = opts.quick ? 300 : 600;

@@ -22,10 +22,18 @@ interface Wrappable { holder: Record<string, unknown>; key: string; name: string
  * matches. A module named without a wildcard (node:child_process) is loaded if
  * the program has not loaded it yet: a probe there must see its first use.
  */
+/**
+ * Whether a module pattern (codeGlobToRegex's output) names modules whole, with no
+ * wildcard: codeGlobToRegex writes one as [^/]* (or [^/] for ?) or .*. Such a pattern
+ * matches no module loaded later than its first registration. No regexp runs here.
+ */
+export function namesWholeModules(moduleMatch: string): boolean {
+  return !moduleMatch.includes('[^/]') && !moduleMatch.includes('.*');
+}
+
 export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: Set<string>): void {
   const re = new RegExp(moduleMatch);
-  // codeGlobToRegex writes a wildcard as [^/]* or .*
-  const named = !/\[\^\/\]|\.\*/.test(moduleMatch);
+  const named = namesWholeModules(moduleMatch);
   const mod = require('module') as typeof import('module') & { syncBuiltinESMExports(): void };
   const loaded = new Set(((process as any).moduleLoadList as string[] ?? [])
     .filter((s) => s.startsWith('NativeModule ')).map((s) => s.slice('NativeModule '.length)));

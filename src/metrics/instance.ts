@@ -15,7 +15,7 @@ import { splitFocus } from './focus';
  * function again). They are the tool's time in the thread, but no test goes on costing
  * them: a test is not taken out for them (see PerformanceConsultant.observeCost).
  */
-export const ONE_OFF_CLASSES: ReadonlySet<string> = new Set([TOOL_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen]);
+const ONE_OFF_CLASSES: ReadonlySet<string> = new Set([TOOL_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen]);
 
 /** Identical requests (same metric, same focus) share one instance. */
 export const requestKey = (metric: string, focus: string): string => `${metric}@${splitFocus(focus).join(',')}`;

@@ -6,6 +6,7 @@
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import { moduleNameOf } from '../analysis/module-name';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
+import { namesWholeModules } from '../agent/builtins';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp, CdpError } from '../inspector/cdp';
@@ -180,8 +181,8 @@ export class TargetThread {
   async runtimeScripts(match = '', builtins?: string): Promise<RuntimeScript[]> {
     if (builtins && !this.builtinsMade.has(builtins)) {
       await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
-      // codeGlobToRegex writes a wildcard as [^/]* or .*: modules loaded later may match those
-      if (!builtins.includes('[^/]') && !builtins.includes('.*')) this.builtinsMade.add(builtins);
+      // a pattern with a wildcard may match modules loaded later: asked again each time
+      if (namesWholeModules(builtins)) this.builtinsMade.add(builtins);
     }
     const re = match ? new RegExp(match) : null;
     const out: RuntimeScript[] = [];
