@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
-import { Cdp, Transport } from './cdp';
+import { Cdp, IDLE_NUDGE_MS, Transport } from './cdp';
 
 export interface AgentHello { pid: number; relayThreadId: number; cwd: string; argv: string[] }
 
@@ -82,7 +82,7 @@ export class AgentServer extends EventEmitter {
       try { hello = JSON.parse(first.slice(0, nl)); } catch { sock.destroy(); return; }
       if (hello.hello !== this.token) { sock.destroy(); return; }
       const t = new LineTransport(sock, first.slice(nl + 1));
-      const cdp = new Cdp(t);
+      const cdp = new Cdp(t, { nudgeAfterMs: IDLE_NUDGE_MS });
       t.start();
       this.emit('agent', new AgentConnection(cdp, hello as AgentHello));
     };

@@ -42,10 +42,16 @@ export interface CdpOptions {
    * sometimes leaves a message to an idle worker undelivered until the next
    * one arrives: the request after `Debugger.enable` waited 10 s in 1 of 6
    * attaches to a dormant target's idle worker (0 of 20 on Node 22 and 24);
-   * a second message delivers both at once.
+   * a second message delivers both at once. The agent's own session to its main
+   * thread (the relay's connectToMainThread) is a worker's session too: a
+   * dormant target's idle main thread left the detach's `NodeWorker.enable`
+   * unanswered for good in 1 of about 80 attaches on Node 26.
    */
   nudgeAfterMs?: number;
 }
+
+/** How long a request to an idle thread waits before a nudge (see CdpOptions.nudgeAfterMs). */
+export const IDLE_NUDGE_MS = 300;
 
 export class Cdp extends EventEmitter {
   private nextId = 1;

@@ -9,7 +9,7 @@ import type { AgentConfig } from '../agent/config';
 import type { ProbeSpec } from '../agent/runtime';
 import type { HandlerPrices } from '../agent/intrusion';
 import { AgentServer } from '../inspector/agent-server';
-import { Cdp, CdpError, TargetGoneError } from '../inspector/cdp';
+import { Cdp, CdpError, IDLE_NUDGE_MS, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { processAlive } from '../inspector/pid-check';
 import { WorkerTransport } from '../inspector/worker-transport';
@@ -23,9 +23,6 @@ import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile
 import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
 import { inThread, TargetThread, ThreadLimits } from './thread';
-
-/** a worker request unanswered this long is nudged (Node 26 can leave a message to an idle worker undelivered: see CdpOptions) */
-const WORKER_NUDGE_MS = 300;
 
 /** maxPauseMs, activeWaitMs, quietPoint, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
@@ -221,7 +218,7 @@ export class Session extends EventEmitter {
 
   /** A worker thread: give it the agent (unless the preload did), then let it run. */
   private async onWorker(p: { sessionId: string; waitingForDebugger: boolean; workerInfo: { title: string; url: string } }): Promise<void> {
-    const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId), { nudgeAfterMs: WORKER_NUDGE_MS });
+    const wcdp = new Cdp(new WorkerTransport(this.cdp, p.sessionId), { nudgeAfterMs: IDLE_NUDGE_MS });
     if (this.detaching) {
       // nothing more is set up: let it go (closing detaches its session alone)
       if (p.waitingForDebugger) await wcdp.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
