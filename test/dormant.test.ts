@@ -255,6 +255,33 @@ test('dormant: the program prints byte for byte what it prints plainly, cold and
   assert.equal(fs.statSync(process.env.PARANODE_CACHE_DIR!).mode & 0o777, 0o700);
 });
 
+test('dormant: V8\'s code for the prepared modules is cached in paranode\'s directory (a warm start compiles from it); a compile cache of the program\'s own, NODE_DISABLE_COMPILE_CACHE, NODE_V8_COVERAGE and PARANODE_CODE_CACHE=off leave it off', () => {
+  const cacheRoot = path.join(TMP, 'code-cache');
+  const prog = path.join(TMP, 'compile-cache-dir.js');
+  fs.writeFileSync(prog, "const m = require('module');\nfunction twice(x) { return x * 2; }\nconsole.log(JSON.stringify([m.getCompileCacheDir() ?? null, twice(21)]));\n");
+  const run = (env: NodeJS.ProcessEnv) => {
+    const r = spawnSync(process.execPath, ['--import', AGENT, prog], { cwd: TMP, encoding: 'utf8', env: { ...process.env, PARANODE_CACHE_DIR: cacheRoot, ...env } });
+    assert.equal(r.status, 0, r.stderr);
+    const [dir, answer] = JSON.parse(r.stdout) as [string | null, number];
+    assert.equal(answer, 42);
+    return { dir, log: r.stderr };
+  };
+  const cold = run({ NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+  assert.ok(cold.dir?.startsWith(path.join(cacheRoot, 'v8') + path.sep), `the agent's code cache: ${cold.dir}`);
+  assert.equal(fs.statSync(cacheRoot).mode & 0o077, 0, 'inside the owner-only directory');
+  const warm = run({ NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+  assert.equal(warm.dir, cold.dir);
+  // Node's own log of its compile cache (NODE_DEBUG_NATIVE): the prepared program's code was read from it
+  const read = new RegExp(`reading cache from \\S+ for CommonJS ${prog.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\.\\.[^\\n]*success`);
+  assert.match(warm.log, read, 'the warm start read the prepared program\'s V8 code from the cache');
+  const theirs = path.join(TMP, 'their-compile-cache');
+  assert.ok(run({ NODE_COMPILE_CACHE: theirs }).dir?.startsWith(theirs + path.sep), 'NODE_COMPILE_CACHE: the program\'s own directory serves');
+  assert.equal(run({ NODE_DISABLE_COMPILE_CACHE: '1' }).dir, null);
+  assert.equal(run({ NODE_V8_COVERAGE: path.join(TMP, 'coverage') }).dir, null);
+  assert.equal(run({ PARANODE_CACHE: 'off' }).dir, null);
+  assert.equal(run({ PARANODE_CODE_CACHE: 'off' }).dir, null);
+});
+
 test('dormant: no socket in a directory that is not owner-only', async () => {
   const tmp = path.join(TMP, 'shared-tmp');
   const dir = dormantDir({ TMPDIR: tmp });

@@ -14,11 +14,13 @@
 // inherited) and prepares the worker's modules the same way, slots off, with no
 // socket of its own; on attach the tool starts the agent in every worker through
 // the main thread's inspector session (NodeWorker), as for any attach.
+// first: decides whether this thread is ours and switches V8's code cache on before the rest loads
+import { dormantHere } from './dormant-thread';
 import * as fs from 'fs';
 import * as net from 'net';
 import { fileURLToPath } from 'url';
 import * as wt from 'worker_threads';
-import { AGENT_ENV, AgentConfig, ToolIdentity } from './config';
+import { AgentConfig, ToolIdentity } from './config';
 import { dormantSocket, ensureDormantDir } from './dormant-dir';
 import { withHeldTicks } from './held-ticks';
 import { installLoadHooks } from './hooks';
@@ -26,24 +28,12 @@ import { scaleInliningBudgets } from './inlining-budget';
 import { forgetOwnModules, isOwnCode, ownCodeDirs } from './own-code';
 import { install } from './runtime';
 
-const DORMANT = Symbol.for('paranode.dormant');
-
 /** What a tool sends first on the dormant socket (one JSON line). */
 export interface DormantRequest { attach: AgentConfig; tool: ToolIdentity }
 /** The agent's answer (one JSON line). */
 export type DormantReply = { ok: true; pid: number } | { ok: false; error: string; holder?: ToolIdentity };
 
-// Node's loader-hooks thread (module.register) runs preloads too, and the relay
-// worker of bootstrap's start is given an empty PARANODE_AGENT: neither is the program's
-const loaderThread = !wt.isMainThread && wt.parentPort === null;
-const relayThread = !wt.isMainThread && process.env[AGENT_ENV] === '';
-const g = globalThis as any;
-
-// a thread whose agent already runs (the program was launched by `paranode run`): that session owns it
-const started = g[Symbol.for('paranode.runtime')] !== undefined;
-
-if (!loaderThread && !relayThread && !started && !g[DORMANT]) {
-  Object.defineProperty(g, DORMANT, { value: true, enumerable: false, configurable: true });
+if (dormantHere) {
   try {
     const rt = install();
     rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)

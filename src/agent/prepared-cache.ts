@@ -12,28 +12,19 @@
 // width (a program loading its modules in the same order needs none), so the
 // layout (offsets in the prepared text) stays exact.
 //
-// Directory: $PARANODE_CACHE_DIR, else $XDG_CACHE_HOME/paranode, else
-// ~/.cache/paranode; owner-only (0700, checked before use). PARANODE_CACHE=off
-// turns it off. Entries are written to a temporary file and renamed into place
+// Directory: cache-dir.ts (owner-only, checked before use; PARANODE_CACHE=off
+// turns it off). Entries are written to a temporary file and renamed into place
 // (atomic: a concurrent reader sees a whole entry or none); an entry that does
 // not check out (length, checksum, JSON) is ignored and replaced. An entry's analysis is
 // decoded when first read (see prepared-codec.ts).
 import * as crypto from 'crypto';
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
+import { openCacheDir } from './cache-dir';
 import { decodeRest, encodeRest } from './prepared-codec';
 
 const FORMAT = 'pnc4';
-
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (/^(off|0|false|no)$/i.test(env.PARANODE_CACHE ?? '')) return null;
-  if (env.PARANODE_CACHE_DIR) return path.resolve(env.PARANODE_CACHE_DIR);
-  if (env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME)) return path.join(env.XDG_CACHE_HOME, 'paranode');
-  const home = os.homedir();
-  return home ? path.join(home, '.cache', 'paranode') : null;
-}
 
 /** A hash of the code that prepares (dist/src/instrument and analysis), of acorn and of the Node version: an entry is only valid for the build and the Node that made it. */
 function buildId(): string {
@@ -75,17 +66,8 @@ export class PreparedCache {
 
   /** The cache for this process's environment, or null (turned off, or its directory cannot be made owner-only). */
   static open(env: NodeJS.ProcessEnv = process.env): PreparedCache | null {
-    const dir = cacheDir(env);
-    if (!dir) return null;
-    try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const st = fs.lstatSync(dir);
-      const uid = os.userInfo().uid;
-      if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return null;
-      return new PreparedCache(dir);
-    } catch {
-      return null;
-    }
+    const dir = openCacheDir(env);
+    return dir ? new PreparedCache(dir) : null;
   }
 
   /** `prepare(no)` done once per key; the entry is renumbered to `req.no`. */

@@ -1,0 +1,29 @@
+// paranode's start-up cache directory: $PARANODE_CACHE_DIR, else
+// $XDG_CACHE_HOME/paranode, else ~/.cache/paranode; PARANODE_CACHE=off turns
+// caching off. Used only when owner-only: what is read from it becomes code the
+// program runs (prepared text, and V8's code for it).
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (/^(off|0|false|no)$/i.test(env.PARANODE_CACHE ?? '')) return null;
+  if (env.PARANODE_CACHE_DIR) return path.resolve(env.PARANODE_CACHE_DIR);
+  if (env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME)) return path.join(env.XDG_CACHE_HOME, 'paranode');
+  const home = os.homedir();
+  return home ? path.join(home, '.cache', 'paranode') : null;
+}
+
+/** The cache directory, made if missing (0700), or null: turned off, or not a directory that this user alone owns and can write. */
+export function openCacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  const dir = cacheDir(env);
+  if (!dir) return null;
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = fs.lstatSync(dir);
+    if (!st.isDirectory() || st.uid !== os.userInfo().uid || (st.mode & 0o077) !== 0) return null;
+    return dir;
+  } catch {
+    return null;
+  }
+}
