@@ -353,23 +353,37 @@ export class TargetThread {
     const s = await this.cdp.evaluateNow<Sample>(`${R}.sample()`);
     this.countPinned(s);
     if (s.notes) this.notes.push(...s.notes.map((n) => inThread(n, this.id)));
-    if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
-      // in parts: a large program's names are megabytes, serialized with the thread stopped
-      const paths: string[] = [];
-      for (let n = this.knownScripts; n < s.scripts;) {
-        const part = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
-        for (const m of part.modules) paths.push(`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`));
-        if (part.next <= n) break;
-        n = part.next;
-      }
-      this.knownScripts = s.scripts;
-      if (paths.length) onNew(paths);
-    }
+    // The runtime hands each new object and script over once, to whichever sample asks first. Two
+    // samples can overlap (the session's timer beside a caller's): announced before any await, and
+    // the scripts' range claimed at once, so that neither returns before what the other took is told
+    // (CI, Node 22: a file counted exactly by the caller's sample was announced after it returned)
     if (s.objects) {
       for (const o of s.objects) this.syncObjects.add(o);
       onNew?.(s.objects);
     }
+    if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
+      const from = this.knownScripts;
+      this.knownScripts = s.scripts;
+      const mine = this.announcing.then(() => this.announceScripts(from, s.scripts!, onNew));
+      this.announcing = mine.catch(() => undefined);
+      await mine;
+    } else await this.announcing;
     return s;
+  }
+
+  /** scripts announced by an earlier sample that may still be listing them */
+  private announcing: Promise<void> = Promise.resolve();
+
+  /** The modules and functions of the thread's scripts `from` to `to`, in parts: a large program's names are megabytes, serialized with the thread stopped. */
+  private async announceScripts(from: number, to: number, onNew: (resources: string[]) => void): Promise<void> {
+    const paths: string[] = [];
+    for (let n = from; n < to;) {
+      const part = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
+      for (const m of part.modules) paths.push(`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`));
+      if (part.next <= n) break;
+      n = part.next;
+    }
+    if (paths.length) onNew(paths);
   }
 
   /** V8 samples, since the session began, in which a function holding a breakpoint ran its own code */
