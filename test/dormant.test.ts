@@ -358,17 +358,6 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.ok(!mprep(3).code.includes('"functions"'));
   cache.prepared(mreq(3), mprep);
   assert.deepEqual(plain(cache.prepared(mreq(7), () => { throw new Error('not prepared again'); })), mprep(7));
-  // a text that is not all ASCII (characters of two, three and four bytes in UTF-8) is read back as UTF-8, the others by the ASCII decoder
-  const wide = 'const \u00fcn\u00ef = "h\u00e9llo \u2713 \u{1d4b3}";\nfunction w(a) { return \u00fcn\u00ef + a; }\n';
-  const wfile = path.join(TMP, 'wide.js');
-  const wreq = (no: number) => ({ kind: 'script' as const, source: wide, no, filename: wfile, cwd: TMP });
-  const wprep = (n: number) => prepareForLoad(wide, n, 'script', { filename: wfile, cwd: TMP });
-  cache.prepared(wreq(8), wprep);
-  assert.deepEqual(plain(cache.prepared(wreq(9), () => { throw new Error('not prepared again'); })), wprep(9));
-  const ascii = fs.readdirSync(dir).filter((f) => f.endsWith('.pnc')).map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8').split('\n')[0]).ascii as boolean);
-  const notAscii = [source, many, esm, wide].filter((t) => Buffer.byteLength(t) !== t.length).length;
-  assert.ok(notAscii >= 1 && notAscii < 4);
-  assert.equal(ascii.filter((a) => !a).length, notAscii, `entries marked ASCII: ${ascii}`);
   // every entry damaged: ignored, prepared again and replaced
   for (const f of fs.readdirSync(dir)) {
     const buf = fs.readFileSync(path.join(dir, f));
