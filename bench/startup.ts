@@ -155,7 +155,7 @@ export async function benchStartupDormant(opts: BenchOptions & { runs?: number }
     body: [
       `\`node [--import dist/src/agent/dormant.js] <program>\`, ${runs} runs of each kind, interleaved (plain, cold, warm, plain+ncc, warm+ncc, plain, ...), ` +
       'after one run of each cached kind to fill its cache; medians, ratio to plain in parentheses. Cold: an empty prepared-code cache ' +
-      '(PARANODE_CACHE_DIR a new directory each run: every script is parsed and rewritten). Warm: the cache filled by an earlier run. ' +
+      '(PARANODE_CACHE_DIR a new directory each run: every script is parsed and rewritten). Warm: the cache filled by an earlier run (with V8\'s code for the prepared text, which the agent keeps there through Node\'s compile cache unless NODE_COMPILE_CACHE is set). ' +
       '+ncc: Node\'s own compile cache (NODE_COMPILE_CACHE, V8 code for what it compiled) on as well, filled earlier, ratio to plain with it. ' +
       'Wall: spawn to exit. RSS: peak, `process.resourceUsage().maxRSS` at exit (bench/targets/max-rss.js).',
       '',
