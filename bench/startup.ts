@@ -5,7 +5,8 @@
 // interleaved (plain, prepared, plain, ...) and the median of each is taken.
 // `npm run bench -- --only startup`, or standalone: node dist/bench/startup.js [--quick] [--runs n] [driver ...]
 // With --dormant: start-up under the dormant agent (node --import paranode/agent),
-// cold and warm prepared-code cache, against plain (`--only startup-dormant`).
+// cold and warm prepared-code cache, against plain (`--only startup-dormant`); with
+// --dormant --corpus every program of the corpus, not only the five large ones.
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -114,15 +115,17 @@ async function dormantOnce(file: string, kind: DormantKind, dirs: { warm: string
 }
 
 /** Start-up under the dormant agent against plain: cold and warm prepared-code cache, wall time and peak RSS. */
-export async function benchStartupDormant(opts: BenchOptions & { runs?: number }): Promise<Section> {
+export async function benchStartupDormant(opts: BenchOptions & { runs?: number; corpus?: boolean }): Promise<Section> {
   const runs = opts.runs ?? 5;
+  // --corpus: every program of the corpus (issue #17 asks for the ratio per corpus program), after require('typescript')
+  const programs = opts.corpus ? [DORMANT_PROGRAMS[0], ...CORPUS.map((p) => ({ name: p.driver, file: driverPath(p) }))] : DORMANT_PROGRAMS;
   const kinds: DormantKind[] = ['plain', 'cold', 'warm', 'plain+ncc', 'warm+ncc'];
   const rows: string[][] = [];
   const differs: string[] = [];
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-startup-caches-'));
   const dirs = { warm: path.join(root, 'prepared'), nccPlain: path.join(root, 'ncc-plain'), nccDormant: path.join(root, 'ncc-dormant') };
   try {
-    for (const p of DORMANT_PROGRAMS) {
+    for (const p of programs) {
       progress(`startup (dormant): ${p.name}: ${runs} runs of each of ${kinds.join(', ')}, interleaved`);
       // fill the caches (and the file cache); the plain run's output is the reference
       const reference = (await dormantOnce(p.file, 'plain', dirs)).r;
@@ -172,7 +175,7 @@ if (require.main === module) {
   const i = args.indexOf('--runs');
   const runs = i >= 0 ? Number(args[i + 1]) : undefined;
   const only = args.filter((a, j) => !a.startsWith('--') && (i < 0 || j !== i + 1));
-  (args.includes('--dormant') ? benchStartupDormant({ quick, runs }) : benchStartup({ quick, runs, only })).then((s) => {
+  (args.includes('--dormant') ? benchStartupDormant({ quick, runs, corpus: args.includes('--corpus') }) : benchStartup({ quick, runs, only })).then((s) => {
     process.stdout.write(`## ${s.title}\n\n${s.body.join('\n')}\n`);
   }).catch((e) => { process.stderr.write(`${e?.stack ?? e}\n`); process.exit(1); });
 }
