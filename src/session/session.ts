@@ -503,7 +503,9 @@ export class Session extends EventEmitter {
         return [t.id, await t.sample((paths) => this.emit('resources', { thread: t.label, resources: paths }))] as const;
       } catch (e) { if (e instanceof TargetGoneError) return null; throw e; }
     }));
-    for (const g of got) if (g) this.record(g[0], g[1]);
+    // a thread's final sample (written as it exited) holds its last totals: a sample taken
+    // before that and answered late must not replace it
+    for (const g of got) if (g && !this.finalized.has(g[0])) this.record(g[0], g[1]);
     this.emit('sample');
   }
 
@@ -554,7 +556,11 @@ export class Session extends EventEmitter {
   }
 
   /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
+  /** threads whose final sample is recorded */
+  private readonly finalized = new Set<number>();
+
   private recordFinal(thread: number, sample: any): void {
+    this.finalized.add(thread);
     this.record(thread, sample);
     for (const n of (sample.notes ?? []) as string[]) this.notes.push(inThread(n, thread));
   }
