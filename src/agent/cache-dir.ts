@@ -6,8 +6,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
+/** A switch set to off (`off`, `0`, `false`, `no`). */
+export const isOff = (value: string | undefined): boolean => /^(off|0|false|no)$/i.test(value ?? '');
+
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (/^(off|0|false|no)$/i.test(env.PARANODE_CACHE ?? '')) return null;
+  if (isOff(env.PARANODE_CACHE)) return null;
   if (env.PARANODE_CACHE_DIR) return path.resolve(env.PARANODE_CACHE_DIR);
   if (env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME)) return path.join(env.XDG_CACHE_HOME, 'paranode');
   const home = os.homedir();

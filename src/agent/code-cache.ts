@@ -13,12 +13,12 @@
 // keeps it off. What the program can see, a trade made for start-up: module.getCompileCacheDir()
 // names the directory, and its own later enableCompileCache() answers ALREADY_ENABLED.
 import * as path from 'path';
-import { openCacheDir } from './cache-dir';
+import { isOff, openCacheDir } from './cache-dir';
 
 export function enableCodeCache(env: NodeJS.ProcessEnv = process.env): string | null {
   const mod = require('module') as { enableCompileCache?: (dir: string) => { status: number; directory?: string }; getCompileCacheDir?: () => string | undefined; constants?: { compileCacheStatus?: { ENABLED: number } } };
   if (typeof mod.enableCompileCache !== 'function' || mod.getCompileCacheDir?.() !== undefined) return null;
-  if (env.NODE_V8_COVERAGE || env.NODE_DISABLE_COMPILE_CACHE || /^(off|0|false|no)$/i.test(env.PARANODE_CODE_CACHE ?? '')) return null;
+  if (env.NODE_V8_COVERAGE || env.NODE_DISABLE_COMPILE_CACHE || isOff(env.PARANODE_CODE_CACHE)) return null;
   const dir = openCacheDir(env);
   if (!dir) return null;
   try {

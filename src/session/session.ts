@@ -555,10 +555,10 @@ export class Session extends EventEmitter {
     return { ...sample, counters, timers };
   }
 
-  /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
   /** threads whose final sample is recorded */
   private readonly finalized = new Set<number>();
 
+  /** A thread's last values, written as it exited: its notes not yet sampled come with them. */
   private recordFinal(thread: number, sample: any): void {
     this.finalized.add(thread);
     this.record(thread, sample);
