@@ -121,7 +121,24 @@ function listen(): void {
   };
   server.on('error', () => { /* cannot listen: not attachable this way */ });
   // 'listening' comes in a nextTick, queued before the program's first line under --require (held-ticks.ts)
-  withHeldTicks(() => server.listen(file, () => { try { fs.chmodSync(file, 0o600); } catch { /* the directory is owner-only anyway */ } }));
+  const owned = () => { try { fs.chmodSync(file, 0o600); } catch { /* the directory is owner-only anyway */ } };
+  withHeldTicks(() => listenExclusive(server, file, owned));
   server.unref();
   process.on('exit', () => { try { fs.unlinkSync(file); } catch { /* gone */ } });
+}
+
+/**
+ * `server.listen(path, cb)` without Node's cluster support: listen() loads the
+ * cluster module (with child_process, ~9 ms of start-up) only to ask whether this
+ * process is a cluster worker, and a worker's listen would be made by its primary.
+ * This socket is this process's alone, so it takes listen's own exclusive path
+ * (`_listen2`, the name Node keeps for it so that wrappers keep working), where the
+ * running Node has it.
+ */
+function listenExclusive(server: net.Server, file: string, cb: () => void): void {
+  const s = server as net.Server & { _listen2?: (address: string, port: number, addressType: number, backlog?: number) => void; _pipeName?: string };
+  if (typeof s._listen2 !== 'function') { server.listen({ path: file, exclusive: true }, cb); return; }
+  s._pipeName = file;
+  server.once('listening', cb);
+  s._listen2(file, -1, -1);
 }

@@ -1,5 +1,6 @@
 // paranode's own code inside a target (its dist/ and the packages the agent
 // loads there): never prepared, never listed as the program's resources.
+import * as fs from 'fs';
 import * as path from 'path';
 
 const DIST = path.resolve(__dirname, '..', '..');
@@ -7,16 +8,43 @@ const DIST = path.resolve(__dirname, '..', '..');
 /** The packages the agent runs in the target: the load hook's parser (and its import-phase plugin), source maps, TypeScript stripping. */
 export const OWN_PACKAGES = ['acorn', 'acorn-import-phases', 'source-map-js', 'amaro'];
 
-/** Directories (with a trailing separator) holding code the agent runs in the target. */
-export function ownCodeDirs(): string[] {
-  const dirs = [DIST];
-  for (const pkg of OWN_PACKAGES) {
-    try { dirs.push(path.dirname(require.resolve(`${pkg}/package.json`))); } catch { /* not installed */ }
+let packageDirs: readonly string[] | undefined;
+let codeDirs: readonly string[] | undefined;
+
+/** The directories (with a trailing separator) of OWN_PACKAGES as installed; resolved once per thread (a few ms at start-up). */
+export function ownPackageDirs(): readonly string[] {
+  if (!packageDirs) {
+    const dirs: string[] = [];
+    for (const pkg of OWN_PACKAGES) {
+      const dir = packageDir(pkg);
+      if (dir) dirs.push(dir + path.sep);
+    }
+    packageDirs = Object.freeze(dirs);
   }
-  return dirs.map((d) => d + path.sep);
+  return packageDirs;
 }
 
-export function isOwnCode(filename: string, dirs = ownCodeDirs()): boolean {
+/**
+ * Where `require(pkg)` from here finds the package: the first node_modules on require's
+ * search path that holds it, real path (as the loader names its files). A stat per
+ * directory, where resolving `pkg/package.json` runs the package's exports (~1 ms each).
+ */
+function packageDir(pkg: string): string | null {
+  for (const dir of require.resolve.paths(pkg) ?? []) {
+    const at = path.join(dir, pkg);
+    try {
+      if (fs.statSync(path.join(at, 'package.json'), { throwIfNoEntry: false })?.isFile()) return fs.realpathSync(at);
+    } catch { /* unreadable: not here */ }
+  }
+  return null;
+}
+
+/** Directories (with a trailing separator) holding code the agent runs in the target. */
+export function ownCodeDirs(): readonly string[] {
+  return (codeDirs ??= Object.freeze([DIST + path.sep, ...ownPackageDirs()]));
+}
+
+export function isOwnCode(filename: string, dirs: readonly string[] = ownCodeDirs()): boolean {
   return dirs.some((d) => filename.startsWith(d));
 }
 
@@ -25,7 +53,7 @@ export function isOwnCode(filename: string, dirs = ownCodeDirs()): boolean {
  * we hold them): a program listing its modules, or requiring acorn itself, must
  * not find ours.
  */
-export function forgetOwnModules(dirs = ownCodeDirs()): void {
+export function forgetOwnModules(dirs: readonly string[] = ownCodeDirs()): void {
   const cache = require.cache;
   for (const file of Object.keys(cache)) if (isOwnCode(file, dirs)) delete cache[file];
 }

@@ -23,7 +23,7 @@ import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe
 import { moduleNameOf } from '../analysis/module-name';
 import { readCalibrationEntry } from '../cost/calibration-file';
 import { lastPart, nameTester } from './no-regexp';
-import { OWN_PACKAGES } from './own-code';
+import { ownPackageDirs } from './own-code';
 import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
@@ -128,16 +128,7 @@ const PREPARING = [
  * hook): left out of stack samples too, or its preparation of a module shows as the
  * program's own hot code. A program using the very same installed file loses it too.
  */
-const OWN_DEPS = OWN_PACKAGES.flatMap((name) => {
-  try {
-    const file = require.resolve(`${name}/package.json`);
-    const dir = `${path.sep}node_modules${path.sep}${name}${path.sep}`;
-    const at = file.lastIndexOf(dir);
-    return at >= 0 ? [file.slice(0, at + dir.length)] : [];
-  } catch {
-    return [];
-  }
-});
+const OWN_DEPS = ownPackageDirs();
 
 /** counters named so count handler runs per cost class (see costClass) */
 export const COST_SERIES = '_pnx:';
