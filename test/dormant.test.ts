@@ -319,7 +319,7 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   const req = (no: number) => ({ kind: 'script' as const, source, no, filename: file, cwd: FIXTURES });
   const prep = (n: number) => prepareForLoad(source, n, 'script', naming);
   const first = cache.prepared(req(12), prep);
-  assert.deepEqual(cache.stats, { hits: 0, misses: 1, bypassed: 0, corrupt: 0 });
+  assert.deepEqual(cache.stats, { hits: 0, misses: 1, bypassed: 0, corrupt: 0, recovered: 0, lost: 0 });
   assert.deepEqual(first, prep(12));
   const second = cache.prepared(req(34), () => { throw new Error('not prepared again'); });
   assert.equal(cache.stats.hits, 1);
@@ -359,7 +359,7 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   cache.prepared(mreq(3), mprep);
   assert.deepEqual(plain(cache.prepared(mreq(7), () => { throw new Error('not prepared again'); })), mprep(7));
   // every entry damaged: ignored, prepared again and replaced
-  for (const f of fs.readdirSync(dir)) {
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.pnc'))) {
     const buf = fs.readFileSync(path.join(dir, f));
     buf[buf.length >> 1] ^= 1;
     fs.writeFileSync(path.join(dir, f), buf);
@@ -376,14 +376,100 @@ test('prepared-code cache: a hit renumbered for another script number is exactly
   assert.equal(PreparedCache.open({ PARANODE_CACHE_DIR: dir }), null, 'a directory others can read is not used');
 });
 
-test('dormant by --require (-r paranode/agent): stack traces of CommonJS and ES module mains are byte for byte the plain ones; attached later, a probe counts exactly by slot', async () => {
+test('prepared-code cache: an entry\'s functions and layout are read when first needed; gone or damaged by then, they are made again from the source, or the script keeps running without them', () => {
+  const dir = path.join(TMP, 'lazy-cache');
+  const file = require.resolve('esprima');
+  const source = fs.readFileSync(file, 'utf8');
+  const naming = { filename: file, cwd: FIXTURES };
+  const prep = (n: number, src: string) => prepareForLoad(src, n, 'script', naming);
+  const fresh = prep(12, source);
+  let reread: string | null = source;
+  const req = { kind: 'script' as const, source, no: 12, filename: file, cwd: FIXTURES, reread: () => reread };
+  const cache = PreparedCache.open({ PARANODE_CACHE_DIR: dir })!;
+  cache.prepared(req, prep);
+  const [entry] = fs.readdirSync(dir).filter((n) => n.endsWith('.pnc')).map((n) => path.join(dir, n));
+  const hits = cache.stats.hits;
+  const hit = (): ReturnType<typeof prep> => {
+    const h = cache.stats.hits;
+    const r = cache.prepared(req, prep);
+    assert.equal(cache.stats.hits, h + 1, 'found in the cache');
+    return r;
+  };
+  // read at load: the text and the head only; the rest from the file when first read
+  const first = hit();
+  assert.equal(first.functionCount, 430);
+  assert.equal(typeof Object.getOwnPropertyDescriptor(first.layout, 'lines')?.get, 'function', 'layout not decoded at load');
+  assert.deepEqual(plain(first), fresh);
+  assert.deepEqual(cache.stats, { hits: hits + 1, misses: 1, bypassed: 0, corrupt: 0, recovered: 0, lost: 0 });
+  // that part damaged after load: found by its own sum, prepared again from the source read again
+  const damaged = hit();
+  const buf = fs.readFileSync(entry);
+  buf[buf.length - 3] ^= 1;
+  fs.writeFileSync(entry, buf);
+  assert.deepEqual(plain(damaged), fresh);
+  assert.equal(cache.stats.recovered, 1);
+  // a damaged head: prepared again at load, and stored again
+  fs.writeFileSync(entry, buf.subarray(0, 10));
+  assert.deepEqual(cache.prepared(req, prep), fresh);
+  assert.equal(cache.stats.corrupt, 1);
+  // gone after load: prepared again from the source
+  const gone = hit();
+  fs.unlinkSync(entry);
+  assert.deepEqual(plain(gone), fresh);
+  assert.equal(cache.stats.recovered, 2);
+  // gone, and the source no longer the one of the key (changed on disk, or given by another hook): lost,
+  // the script runs on with no function records and the prepared text's columns
+  cache.prepared(req, prep);
+  const changed = hit();
+  fs.unlinkSync(entry);
+  reread = source + '\n';
+  assert.deepEqual(changed.analysis.functions, []);
+  assert.deepEqual([Array.from(changed.layout.at), Array.from(changed.layout.texts), changed.layout.lines], [[], [], {}]);
+  assert.equal(changed.functionCount, 430, 'its guards are still defined');
+  assert.equal(cache.stats.lost, 1);
+  // and where it cannot be read again at all
+  reread = source;
+  cache.prepared(req, prep);
+  const unreadable = hit();
+  fs.unlinkSync(entry);
+  reread = null;
+  assert.deepEqual(unreadable.analysis.functions, []);
+  assert.equal(cache.stats.lost, 2);
+});
+
+test('prepared-code cache: the hash of the preparing code is kept under its files\' identity, and made again when it does not match', () => {
+  const dir = path.join(TMP, 'build-id-cache');
+  const idOf = () => (PreparedCache.open({ PARANODE_CACHE_DIR: dir }) as unknown as { id: string }).id;
+  const id = idOf();
+  assert.match(id, /^[0-9a-f]{64}$/);
+  const memo = path.join(dir, 'build-id');
+  const [identity, kept] = fs.readFileSync(memo, 'utf8').split('\n');
+  assert.equal(kept, id);
+  assert.equal((fs.statSync(memo).mode & 0o777), 0o600);
+  // the memo is what a later start takes (it reads no preparing file's content)...
+  fs.writeFileSync(memo, `${identity}\n${'e'.repeat(64)}\n`);
+  assert.equal(idOf(), 'e'.repeat(64));
+  // ...only while the files are those it was made for, and only a well-formed one
+  fs.writeFileSync(memo, `${'0'.repeat(64)}\n${'e'.repeat(64)}\n`);
+  assert.equal(idOf(), id);
+  assert.equal(fs.readFileSync(memo, 'utf8'), `${identity}\n${id}\n`);
+  fs.writeFileSync(memo, `${identity}\nnot a hash\n`);
+  assert.equal(idOf(), id);
+  fs.writeFileSync(memo, 'garbage');
+  assert.equal(idOf(), id);
+});
+
+test('dormant by --require (-r paranode/agent): stack traces and functions\' text of CommonJS and ES module mains are byte for byte the plain ones, cold and warm cache; attached later, a probe counts exactly by slot', async () => {
   // (--import of any module makes Node load a CommonJS main through its ES module loader: other frames)
-  for (const program of ['sees/stack.mjs', 'sees/worker-events.js']) {
+  for (const program of ['sees/stack.mjs', 'sees/worker-events.js', 'sees/columns.js']) {
     const input = 'count\nexit\n';
     const plain = spawnSync(process.execPath, [program], { cwd: FIXTURES, encoding: 'utf8', input });
-    const dormant = spawnSync(process.execPath, ['-r', AGENT, program], { cwd: FIXTURES, encoding: 'utf8', input });
     assert.equal(plain.status, 0, plain.stderr);
-    assert.deepEqual([dormant.status, dormant.stdout, dormant.stderr], [plain.status, plain.stdout, plain.stderr], program);
+    // warm: the layout that maps columns and text back is read from the entry when first needed
+    for (const start of ['cold', 'warm']) {
+      const dormant = spawnSync(process.execPath, ['-r', AGENT, program], { cwd: FIXTURES, encoding: 'utf8', input });
+      assert.deepEqual([dormant.status, dormant.stdout, dormant.stderr], [plain.status, plain.stdout, plain.stderr], `${program}, ${start}`);
+    }
   }
   const t = new Target(target, [], ['-r', AGENT]);
   after(() => t.kill());

@@ -5,9 +5,10 @@
 // patched, no frame of ours is on the program's stack while a module loads, and
 // no warning is printed (module.register is deprecated at run time in Node 26).
 // Older Node: a patched Module.prototype._compile and a module.register hook.
+import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
-import { isOwnCode, ownCodeDirs } from './own-code';
+import { forgetOwnModules, isOwnCode, ownCodeDirs } from './own-code';
 import type { PreparedScript } from '../instrument/transform';
 import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
@@ -36,9 +37,19 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     if (opts.always) existing.always = true;
     return;
   }
-  // load the preparer before hooking, so that it is never prepared itself
-  const { prepareForLoad, prepareModuleForLoad } = require('../instrument/transform') as typeof import('../instrument/transform');
+  // The preparer (a parser and the rewrite, ~15 ms to load) is loaded at the first script
+  // that needs preparing: a warm start served from the cache never loads it. Loaded from
+  // inside the hook, its files come back through it and are passed over as paranode's own;
+  // then they leave require.cache, as the agent's other modules did (see forgetOwnModules).
   const own = ownCodeDirs();
+  let transform: typeof import('../instrument/transform') | undefined;
+  const preparer = () => {
+    if (!transform) {
+      transform = require('../instrument/transform') as typeof import('../instrument/transform');
+      forgetOwnModules(own);
+    }
+    return transform;
+  };
   // the start-up cache serves the dormant agent only. Under `paranode run` it makes the program
   // start fast enough that a worker it starts at once is set up while the session begins: the
   // tool's start of the agent there (Session.startAgent, by interrupt) can land inside Node's own
@@ -69,12 +80,12 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
           const no = rt.allocScript();
           const naming = { filename, cwd: rt.cwd };
           // this hook runs in the module's thread: the runtime is handed its analysis, not the module's text
-          const prep = (n: number) => prepareModuleForLoad(source, n, url, naming, false);
-          const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url }, prep) : prep(no);
+          const prep = (n: number, src: string) => preparer().prepareModuleForLoad(src, n, url, naming, false);
+          const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url, reread: rereader(filename, !!stripped) }, prep) : prep(no, source);
           rt.disguise.add(no, url, prepared.layout);
           if (functionCountOf(prepared) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
           code = prepared.code;
-        } else code = prepareModule(rt, prepareForLoad, source, filename, cache);
+        } else code = prepareModule(rt, (...a) => preparer().prepareForLoad(...a), source, filename, cache, rereader(filename, !!stripped));
         // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
         return { ...r, source: code };
       } catch (e) {
@@ -137,12 +148,18 @@ function installCjsHook(rt: Runtime): void {
   rt.onDeactivate.push(() => { if (proto._compile === patched) proto._compile = original; });
 }
 
+/** The file's source read again as the hook had it (for the cache: see PrepareRequest's reread). */
+const rereader = (filename: string, stripped: boolean) => (): string | null => {
+  const text = fs.readFileSync(filename, 'utf8');
+  return stripped ? stripTypes(text) : text;
+};
+
 function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument/transform').prepareForLoad, content: string, filename: string,
-  cache: PreparedCache | null = null): string {
+  cache: PreparedCache | null = null, reread?: () => string | null): string {
   const no = rt.allocScript();
   const naming = { filename, cwd: rt.cwd };
-  const prep = (n: number) => prepareForLoad(content, n, 'script', naming);
-  const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd }, prep) : prep(no);
+  const prep = (n: number, src: string) => prepareForLoad(src, n, 'script', naming);
+  const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd, reread }, prep) : prep(no, content);
   rt.defineGlobals(no, functionCountOf(prepared));
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]), prepared.layout);
   return prepared.code;

@@ -15,38 +15,108 @@
 // Directory: cache-dir.ts (owner-only, checked before use; PARANODE_CACHE=off
 // turns it off). Entries are written to a temporary file and renamed into place
 // (atomic: a concurrent reader sees a whole entry or none); an entry that does
-// not check out (length, checksum, JSON) is ignored and replaced. An entry's analysis is
-// decoded when first read (see prepared-codec.ts).
+// not check out (length, checksum, JSON) is ignored and replaced. Only the prepared
+// text and a small head are read at load; the analysis and the layout (about half
+// of an entry) are read from the file when first needed, checked by their own sum,
+// and decoded (see prepared-codec.ts). If by then the entry is gone or damaged, the
+// source, read again, is prepared again if it still hashes to the key; else the
+// script keeps running with no function records and its own columns in stack traces.
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
 import { openCacheDir } from './cache-dir';
-import { decodeRest, encodeRest } from './prepared-codec';
+import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
 
-const FORMAT = 'pnc4';
+const FORMAT = 'pnc5';
 
-/** A hash of the code that prepares (dist/src/instrument and analysis), of acorn and of the Node version: an entry is only valid for the build and the Node that made it. */
-function buildId(): string {
-  const h = crypto.createHash('sha256');
-  h.update(FORMAT);
+/** The files an entry depends on besides its source: the code that prepares (dist/src/instrument and analysis) and acorn's package.json. */
+function preparingFiles(): string[] {
   const src = path.resolve(__dirname, '..');
+  const files: string[] = [];
   for (const d of ['instrument', 'analysis']) {
     const dir = path.join(src, d);
-    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) h.update(f).update(fs.readFileSync(path.join(dir, f)));
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) files.push(path.join(dir, f));
   }
-  try { h.update(JSON.parse(fs.readFileSync(require.resolve('acorn/package.json'), 'utf8')).version); } catch { /* not found: the hash above still moves */ }
+  try { files.push(require.resolve('acorn/package.json')); } catch { /* not found: the hash of the rest still moves */ }
+  return files;
+}
+
+/**
+ * A hash of the code that prepares, of acorn and of the Node version: an entry is only valid for
+ * the build and the Node that made it. Hashing those files' contents at every start costs a few
+ * ms, so the hash is kept in the cache directory under their identity (inode, size, change
+ * time: a file written or replaced has a new change time) and computed again when that moves.
+ */
+function buildId(dir: string): string {
+  const files = preparingFiles();
+  const identity = digest('sha256', [FORMAT, process.version, ...files.map((f) => {
+    const st = fs.statSync(f, { bigint: true });
+    return `${f}\0${st.ino}\0${st.size}\0${st.ctimeNs}\0${st.mtimeNs}`;
+  })].join('\n'));
+  const memo = path.join(dir, 'build-id');
+  try {
+    const [known, id] = fs.readFileSync(memo, 'utf8').split('\n');
+    if (known === identity && /^[0-9a-f]{64}$/.test(id)) return id;
+  } catch { /* none yet */ }
+  const h = crypto.createHash('sha256');
+  h.update(FORMAT);
+  for (const f of files) {
+    if (f.endsWith('package.json')) { try { h.update(JSON.parse(fs.readFileSync(f, 'utf8')).version); } catch { /* unreadable: the rest still moves */ } }
+    else h.update(path.basename(f)).update(fs.readFileSync(f));
+  }
   // what is parsed depends on the V8 that runs it (the import phases it compiles)
   h.update(process.version);
-  return h.digest('hex');
+  const id = h.digest('hex');
+  const tmp = `${memo}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(tmp, `${identity}\n${id}\n`, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, memo);
+  } catch {
+    try { fs.unlinkSync(tmp); } catch { /* not written */ }
+  }
+  return id;
 }
 
 const digest = (algo: string, data: crypto.BinaryLike): string => crypto.createHash(algo).update(data).digest('hex');
 /** An entry's checksum: it finds a damaged entry, not a forged one (the directory is the owner's alone). CRC-32 reads the TypeScript compiler's 35 MB entry in 13 ms, SHA-1 in 22. */
-function checksum(data: Uint8Array): string {
+function checksum(...parts: Uint8Array[]): string {
   const zlib = require('zlib') as typeof import('zlib');
-  return typeof zlib.crc32 === 'function' ? zlib.crc32(data).toString(16) : digest('sha1', data);
+  if (typeof zlib.crc32 === 'function') return parts.reduce((crc, p) => zlib.crc32(p, crc), 0).toString(16);
+  const h = crypto.createHash('sha1');
+  for (const p of parts) h.update(p);
+  return h.digest('hex');
 }
+
+/** Read `length` bytes at `position` of `fd` into `into` (a short read is read on). */
+function readFully(fd: number, into: Uint8Array, position: number): void {
+  for (let done = 0; done < into.length;) {
+    const n = fs.readSync(fd, into, done, into.length - done, position + done);
+    if (n <= 0) throw new Error('short entry');
+    done += n;
+  }
+}
+
+/** An entry's first line. `code` and `meta` are read at load (`sum`), `json` and `ints` when first needed (`rest`). */
+interface EntryHead { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
+
+/** The first line of the entry open as `fd`, checked against the file's length; the offset of what follows it. */
+function readHead(fd: number): { head: EntryHead; body: number } {
+  const size = fs.fstatSync(fd).size;
+  const first = Buffer.alloc(Math.min(4096, size));
+  readFully(fd, first, 0);
+  const nl = first.indexOf(10);
+  if (nl < 0) throw new Error('no head');
+  const head = JSON.parse(first.toString('utf8', 0, nl)) as EntryHead;
+  if (head.format !== FORMAT || size !== nl + 1 + head.code + head.meta + head.json + head.ints * 4) throw new Error('corrupt');
+  return { head, body: nl + 1 };
+}
+
+/** What the lazily read part of an entry is when neither the entry nor its source can give it: no functions, no layout. */
+const LOST: RestBytes = (() => {
+  const r = encodeRest({ analysis: { sourceType: 'script', functions: [] }, unslotted: [], layout: { at: [], lines: {}, texts: [] } });
+  return { json: new Uint8Array(0), ints: r.ints.slice(), calls: [] };
+})();
 
 export interface PrepareRequest {
   kind: 'script' | 'module';
@@ -55,14 +125,26 @@ export interface PrepareRequest {
   filename: string;
   cwd: string;
   url?: string;
+  /**
+   * The source read again, as the load hook had it (or null): if an entry's part read after load
+   * (its functions, its layout) is gone or damaged by then, the source that still hashes to the
+   * entry's key is prepared again for it.
+   */
+  reread?: () => string | null;
 }
+
+/** Prepares `source` as script number `no` (given the source, so that an entry's closures do not hold it). */
+export type Prepare = (no: number, source: string) => PreparedScript;
 
 export class PreparedCache {
   private readonly id: string;
-  /** entries found, prepared and stored, skipped (placeholder in the source), unusable (corrupt) */
-  readonly stats = { hits: 0, misses: 0, bypassed: 0, corrupt: 0 };
+  /**
+   * entries found, prepared and stored, skipped (placeholder in the source), unusable (corrupt);
+   * parts read after load that were gone or damaged: made again from the source, or lost
+   */
+  readonly stats = { hits: 0, misses: 0, bypassed: 0, corrupt: 0, recovered: 0, lost: 0 };
 
-  private constructor(readonly dir: string) { this.id = buildId(); }
+  private constructor(readonly dir: string) { this.id = buildId(dir); }
 
   /** The cache for this process's environment, or null (turned off, or its directory cannot be made owner-only). */
   static open(env: NodeJS.ProcessEnv = process.env): PreparedCache | null {
@@ -70,17 +152,32 @@ export class PreparedCache {
     return dir ? new PreparedCache(dir) : null;
   }
 
-  /** `prepare(no)` done once per key; the entry is renumbered to `req.no`. */
-  prepared(req: PrepareRequest, prepare: (no: number) => PreparedScript): PreparedScript {
+  /** `prepare(no, source)` done once per key; the entry is renumbered to `req.no`. */
+  prepared(req: PrepareRequest, prepare: Prepare): PreparedScript {
     const width = String(req.no).length;
     // the source already holds text that renumbering would replace: not cacheable
-    if ((req.source.includes('$pn') || req.source.includes('registerModule(')) && /\$pn\d+_|registerModule\(\d+,/.test(req.source)) { this.stats.bypassed++; return prepare(req.no); }
-    const key = digest('sha256', JSON.stringify([this.id, req.kind, width, req.filename, req.cwd, req.url ?? '']) + '\0' + req.source);
+    if ((req.source.includes('$pn') || req.source.includes('registerModule(')) && /\$pn\d+_|registerModule\(\d+,/.test(req.source)) { this.stats.bypassed++; return prepare(req.no, req.source); }
+    const keyHead = JSON.stringify([this.id, req.kind, width, req.filename, req.cwd, req.url ?? '']) + '\0';
+    // two updates: concatenating first would copy the source (9 MB for the TypeScript compiler: ~12 ms)
+    const keyOf = (source: string) => crypto.createHash('sha256').update(keyHead).update(source).digest('hex');
+    const key = keyOf(req.source);
     const file = path.join(this.dir, `${key}.pnc`);
-    const hit = this.read(file, width);
+    // what the entry's lazily read part needs: not `req`, which holds the source
+    const { no: wanted, reread } = req;
+    const again = (): RestBytes | null => {
+      try {
+        const source = reread?.();
+        if (source == null || keyOf(source) !== key) return null;
+        const r = encodeRest(prepare(wanted, source));
+        return { json: Buffer.from(r.json, 'utf8'), ints: r.ints, calls: (JSON.parse(r.head) as { calls: number[] }).calls };
+      } catch {
+        return null;
+      }
+    };
+    const hit = this.read(file, width, again);
     if (!hit) {
       this.stats.misses++;
-      const fresh = prepare(req.no);
+      const fresh = prepare(req.no, req.source);
       this.write(file, fresh, req.no);
       return fresh;
     }
@@ -91,25 +188,58 @@ export class PreparedCache {
     return { ...entry, code };
   }
 
-  private read(file: string, width: number): { entry: PreparedScript; no: number } | null {
-    let buf: Buffer;
-    try { buf = fs.readFileSync(file); } catch { return null; }
+  /**
+   * An entry's prepared text and head, checked; the rest (functions, layout) read from the same
+   * file when first needed, checked by its own sum, else made `again` from the source, else lost.
+   */
+  private read(file: string, width: number, again: () => RestBytes | null): { entry: PreparedScript; no: number } | null {
+    let fd: number;
+    try { fd = fs.openSync(file, 'r'); } catch { return null; }
     try {
-      const nl = buf.indexOf(10);
-      const head = JSON.parse(buf.subarray(0, nl).toString('utf8')) as { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string };
-      const body = buf.subarray(nl + 1);
-      if (head.format !== FORMAT || String(head.no).length !== width || body.length !== head.code + head.meta + head.json + head.ints * 4 || checksum(body) !== head.sum) throw new Error('corrupt');
-      let at = 0;
-      const code = body.toString('utf8', at, at += head.code);
-      const meta = body.toString('utf8', at, at += head.meta);
-      // copies (Uint8Array's slice, not Buffer's): the file's buffer is let go
-      const json = Uint8Array.prototype.slice.call(body, at, at += head.json);
-      const ints = new Int32Array(head.ints);
-      new Uint8Array(ints.buffer).set(body.subarray(at, at + head.ints * 4));
-      return { entry: { code, ...decodeRest(meta, json, ints) }, no: head.no };
+      const { head, body } = readHead(fd);
+      if (String(head.no).length !== width) throw new Error('corrupt');
+      const loaded = Buffer.allocUnsafe(head.code + head.meta);
+      readFully(fd, loaded, body);
+      if (checksum(loaded) !== head.sum) throw new Error('corrupt');
+      const code = loaded.toString('utf8', 0, head.code);
+      const meta = loaded.toString('utf8', head.code);
+      const shape = (h: EntryHead) => [h.code, h.meta, h.json, h.ints, h.rest].join();
+      const load = (): RestBytes => {
+        const r = this.readRest(file, shape(head)) ?? again();
+        if (r) {
+          if (r !== LOST && r.calls) this.stats.recovered++;
+          return r;
+        }
+        this.stats.lost++;
+        return LOST;
+      };
+      return { entry: { code, ...decodeRest(meta, load) }, no: head.no };
     } catch {
       this.stats.corrupt++;
       return null;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** The part of an entry read after load, if the file still holds an entry of `shape` whose part checks out. */
+  private readRest(file: string, shape: string): RestBytes | null {
+    let fd: number;
+    try { fd = fs.openSync(file, 'r'); } catch { return null; }
+    try {
+      const { head, body } = readHead(fd);
+      if ([head.code, head.meta, head.json, head.ints, head.rest].join() !== shape) return null;
+      // read into their own buffers: nothing else of the file is kept
+      const json = new Uint8Array(head.json);
+      const ints = new Int32Array(head.ints);
+      const intBytes = new Uint8Array(ints.buffer);
+      readFully(fd, json, body + head.code + head.meta);
+      readFully(fd, intBytes, body + head.code + head.meta + head.json);
+      return checksum(json, intBytes) === head.rest ? { json, ints } : null;
+    } catch {
+      return null;
+    } finally {
+      fs.closeSync(fd);
     }
   }
 
@@ -122,9 +252,8 @@ export class PreparedCache {
       const meta = Buffer.from(rest.head, 'utf8');
       const json = Buffer.from(rest.json, 'utf8');
       const ints = Buffer.from(rest.ints.buffer, rest.ints.byteOffset, rest.ints.byteLength);
-      const body = Buffer.concat([code, meta, json, ints]);
-      const head = Buffer.from(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(body) }) + '\n');
-      fs.writeFileSync(tmp, Buffer.concat([head, body]), { mode: 0o600, flag: 'wx' });
+      const head = Buffer.from(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
+      fs.writeFileSync(tmp, Buffer.concat([head, code, meta, json, ints]), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, file);
     } catch {
       try { fs.unlinkSync(tmp); } catch { /* not written */ }

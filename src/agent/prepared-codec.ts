@@ -11,8 +11,18 @@ const KINDS: PointInfo['kind'][] = ['entry', 'exit', 'call', 'loop', 'await', 'r
 const EXITS: (PointInfo['exit'] | undefined)[] = [undefined, 'return', 'end', 'throw'];
 
 type Rest = Omit<PreparedScript, 'code'>;
-/** the small JSON part, read at once; `calls`: where each part of the call points' JSON starts in the large part */
-interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; calls: number[] }
+/**
+ * the small JSON part, read at load; `calls`: where each part of the call points' JSON starts in
+ * the large part; `functions`: how many (the guards are defined at load, the records read later)
+ */
+interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; calls: number[]; functions: number }
+
+/**
+ * The large part of an entry, read when first needed (see decodeRest): the strings' JSON and
+ * the numbers (layout, then functions and points); `calls` where that JSON's parts start, when
+ * it is not the head's (made again by a fresh preparation).
+ */
+export interface RestBytes { json: Uint8Array; ints: Int32Array; calls?: number[] }
 /**
  * The large JSON part: per function [name, params, module?, noTryWrap?] (read
  * with the functions), then per call point [callee?, simpleArgs?], one text per
@@ -68,40 +78,56 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
   const starts: number[] = [];
   let offset = 0;
   for (const t of parts) { starts.push(offset); offset += Buffer.byteLength(t, 'utf8'); }
-  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, calls: starts.slice(1) };
+  const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, calls: starts.slice(1), functions: r.analysis.functions.length };
   return { head: JSON.stringify(head), json: parts.join(''), ints: ints.a.subarray(0, ints.n) };
 }
 
 /**
- * The analysis and layout of an entry. The layout's lists are Int32Array views
- * (the runtime's Disguise only indexes them). The functions are decoded when
- * the analysis' `functions` is first read, and each function's points when
- * they are first read (placing a probe, listing for the tool): a dormant program
- * never reads them, and decoding the TypeScript compiler's 21,688 functions at
- * load took ~150 ms and left their objects to the collector (~300 ms of GC in
- * its start-up). `json` is the large JSON part, as bytes until then.
+ * The analysis and layout of an entry, from its head; the rest is read by `load` when first
+ * needed. A dormant program formats few stack traces and prints few of its functions, and
+ * the tool reads the functions only when it attaches: the TypeScript compiler's start reads
+ * 19 MB of prepared text instead of 35 MB, and decodes no layout (its ~190,000 line lists took
+ * ~20 ms). The layout's lists are Int32Array views (the runtime's Disguise only indexes them),
+ * decoded together at the first read of any of them. The functions are decoded when the
+ * analysis' `functions` is first read, each function's points when they are first read
+ * (placing a probe, listing for the tool): decoding the TypeScript compiler's 21,688
+ * functions at load took ~150 ms and left their objects to the collector.
  */
-export function decodeRest(head: string, json: Uint8Array, a: Int32Array): Rest & { functionCount: number } {
+export function decodeRest(head: string, load: () => RestBytes): Rest & { functionCount: number } {
   const h = JSON.parse(head) as Head;
-  let i = 0;
-  const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
-  const at = list();
-  const texts = list();
-  const lines: ScriptLayout['lines'] = {};
-  for (let n = a[i++]; n > 0; n--) { const line = a[i++]; lines[line] = list(); }
-  const from = i;
-  const functionCount = a[from];
+  let bytes: RestBytes | undefined;
+  /** where the functions start in the numbers */
+  let from = 0;
+  const layout = {} as ScriptLayout;
+  const rest = (): RestBytes => {
+    if (bytes) return bytes;
+    bytes = load();
+    const a = bytes.ints;
+    let i = 0;
+    const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
+    const at = list();
+    const texts = list();
+    const lines: ScriptLayout['lines'] = {};
+    for (let n = a[i++]; n > 0; n--) { const line = a[i++]; lines[line] = list(); }
+    from = i;
+    for (const [k, value] of Object.entries({ at, texts, lines })) Object.defineProperty(layout, k, { value, writable: true, enumerable: true, configurable: true });
+    return bytes;
+  };
+  for (const k of ['at', 'lines', 'texts']) {
+    Object.defineProperty(layout, k, { enumerable: true, configurable: true, get: () => { rest(); return layout[k as keyof ScriptLayout]; } });
+  }
   const analysis = { sourceType: h.sourceType } as ScriptAnalysis;
   const encode = (): void => {
     Object.defineProperty(analysis, 'functions', {
       enumerable: true,
       configurable: true,
       get(this: ScriptAnalysis) {
+        const { json, ints, calls: starts } = rest();
         const text = (at: number, to: number) => Buffer.from(json.buffer, json.byteOffset + at, to - at).toString('utf8');
-        const ends = [...h.calls, json.byteLength];
+        const ends = [...(starts ?? h.calls), json.byteLength];
         const calls: (Strings | undefined)[] = [];
         const part = (k: number) => (calls[k] ??= JSON.parse(text(ends[k], ends[k + 1])) as Strings);
-        const value = decodeFunctions(JSON.parse(text(0, ends[0])) as Strings, part, a, from);
+        const value = ints[from] > 0 ? decodeFunctions(JSON.parse(text(0, ends[0])) as Strings, part, ints, from) : [];
         Object.defineProperty(this, 'functions', { value, writable: true, enumerable: true, configurable: true });
         return value;
       },
@@ -110,7 +136,7 @@ export function decodeRest(head: string, json: Uint8Array, a: Int32Array): Rest 
   };
   encode();
   encoded.set(analysis, encode);
-  return { analysis, unslotted: h.unslotted, layout: { at, lines, texts }, functionCount };
+  return { analysis, unslotted: h.unslotted, layout, functionCount: h.functions };
 }
 
 /** analyses read from cache entries → puts their functions back to the encoded form */
