@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { AttachError, Session } from '../src/api';
 import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
 import { PreparedCache } from '../src/agent/prepared-cache';
-import { forgetDecoded, readOnce } from '../src/agent/prepared-codec';
+import { decodeRest, encodeRest, forgetDecoded, readOnce } from '../src/agent/prepared-codec';
 import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
 import { AGENT, FIXTURES, lineRequests, listensOnTcp, ROOT, runNode, Target } from './support/helpers';
 
@@ -427,6 +427,19 @@ test('prepared-code cache: an entry\'s functions and layout are read when first 
   assert.deepEqual([Array.from(changed.layout.at), Array.from(changed.layout.texts), changed.layout.lines], [[], [], {}]);
   assert.equal(changed.functionCount, 430, 'its guards are still defined');
   assert.equal(cache.stats.lost, 1);
+  // a stack trace formatted while the part is being read (an error made inside fs) maps nothing, and reads it once
+  const encoded = encodeRest(fresh);
+  let reads = 0;
+  let inner: unknown;
+  const decoded = decodeRest(encoded.head, () => {
+    reads++;
+    inner = [decoded.layout.lines, decoded.layout.texts, decoded.analysis.functions];
+    return { json: Buffer.from(encoded.json, 'utf8'), ints: encoded.ints };
+  });
+  assert.deepEqual(Array.from(decoded.layout.texts), fresh.layout.texts);
+  assert.deepEqual(inner, [{}, [], []]);
+  assert.equal(JSON.stringify(decoded.analysis.functions), JSON.stringify(fresh.analysis.functions));
+  assert.equal(reads, 1);
   // and where it cannot be read again at all
   reread = source;
   cache.prepared(req, prep);

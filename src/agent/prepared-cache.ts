@@ -26,6 +26,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
 import { openCacheDir } from './cache-dir';
+import { ownPackageDirs } from './own-code';
 import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
 
 const FORMAT = 'pnc5';
@@ -38,7 +39,9 @@ function preparingFiles(): string[] {
     const dir = path.join(src, d);
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) files.push(path.join(dir, f));
   }
-  try { files.push(require.resolve('acorn/package.json')); } catch { /* not found: the hash of the rest still moves */ }
+  // (found as the agent's own packages are: resolving acorn/package.json runs its exports, ~1 ms)
+  const acorn = ownPackageDirs().find((d) => path.basename(d) === 'acorn');
+  if (acorn) files.push(path.join(acorn, 'package.json'));
   return files;
 }
 
@@ -113,10 +116,14 @@ function readHead(fd: number): { head: EntryHead; body: number } {
 }
 
 /** What the lazily read part of an entry is when neither the entry nor its source can give it: no functions, no layout. */
-const LOST: RestBytes = (() => {
-  const r = encodeRest({ analysis: { sourceType: 'script', functions: [] }, unslotted: [], layout: { at: [], lines: {}, texts: [] } });
-  return { json: new Uint8Array(0), ints: r.ints.slice(), calls: [] };
-})();
+let lost: RestBytes | undefined;
+const LOST = (): RestBytes => {
+  if (!lost) {
+    const r = encodeRest({ analysis: { sourceType: 'script', functions: [] }, unslotted: [], layout: { at: [], lines: {}, texts: [] } });
+    lost = { json: new Uint8Array(0), ints: r.ints.slice(), calls: [] };
+  }
+  return lost;
+};
 
 export interface PrepareRequest {
   kind: 'script' | 'module';
@@ -207,11 +214,11 @@ export class PreparedCache {
       const load = (): RestBytes => {
         const r = this.readRest(file, shape(head)) ?? again();
         if (r) {
-          if (r !== LOST && r.calls) this.stats.recovered++;
+          if (r.calls) this.stats.recovered++;
           return r;
         }
         this.stats.lost++;
-        return LOST;
+        return LOST();
       };
       return { entry: { code, ...decodeRest(meta, load) }, no: head.no };
     } catch {

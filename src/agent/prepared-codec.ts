@@ -99,9 +99,12 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
   /** where the functions start in the numbers */
   let from = 0;
   const layout = {} as ScriptLayout;
+  // reading it may format a stack trace (an error made inside fs), which reads the layout
+  let loading = false;
   const rest = (): RestBytes => {
     if (bytes) return bytes;
-    bytes = load();
+    loading = true;
+    try { bytes = load(); } finally { loading = false; }
     const a = bytes.ints;
     let i = 0;
     const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
@@ -114,7 +117,12 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
     return bytes;
   };
   for (const k of ['at', 'lines', 'texts']) {
-    Object.defineProperty(layout, k, { enumerable: true, configurable: true, get: () => { rest(); return layout[k as keyof ScriptLayout]; } });
+    Object.defineProperty(layout, k, {
+      enumerable: true,
+      configurable: true,
+      // while it is being read: nothing to map (that frame keeps the prepared text's column)
+      get: () => (loading ? (k === 'lines' ? {} : []) : (rest(), layout[k as keyof ScriptLayout])),
+    });
   }
   const analysis = { sourceType: h.sourceType } as ScriptAnalysis;
   const encode = (): void => {
@@ -122,6 +130,7 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
       enumerable: true,
       configurable: true,
       get(this: ScriptAnalysis) {
+        if (loading) return [];
         const { json, ints, calls: starts } = rest();
         const text = (at: number, to: number) => Buffer.from(json.buffer, json.byteOffset + at, to - at).toString('utf8');
         const ends = [...(starts ?? h.calls), json.byteLength];
