@@ -400,6 +400,14 @@ test('prepared-code cache: an entry\'s functions and layout are read when first 
   assert.equal(first.functionCount, 430);
   assert.equal(typeof Object.getOwnPropertyDescriptor(first.layout, 'lines')?.get, 'function', 'layout not decoded at load');
   assert.deepEqual(plain(first), fresh);
+  // its lines read as preparation's object does, and refuse writes (the runtime only reads them)
+  const lines = first.layout.lines;
+  const some = Object.keys(fresh.layout.lines)[7];
+  assert.deepEqual(Array.from(lines[Number(some)]), fresh.layout.lines[Number(some)]);
+  assert.equal(lines[0], undefined);
+  assert.equal(JSON.stringify(Object.fromEntries(Object.entries(lines).map(([k, v]) => [k, Array.from(v)]))), JSON.stringify(fresh.layout.lines));
+  assert.throws(() => { (lines as Record<number, number[]>)[1] = []; }, TypeError);
+  assert.throws(() => Object.freeze(lines), TypeError);
   assert.deepEqual(cache.stats, { hits: hits + 1, misses: 1, bypassed: 0, corrupt: 0, recovered: 0, lost: 0 });
   // that part damaged after load: found by its own sum, prepared again from the source read again
   const damaged = hit();
@@ -408,6 +416,8 @@ test('prepared-code cache: an entry\'s functions and layout are read when first 
   fs.writeFileSync(entry, buf);
   assert.deepEqual(plain(damaged), fresh);
   assert.equal(cache.stats.recovered, 1);
+  assert.deepEqual(plain(hit()), fresh);
+  assert.equal(cache.stats.recovered, 1, 'the entry was written whole again');
   // a damaged head: prepared again at load, and stored again
   fs.writeFileSync(entry, buf.subarray(0, 10));
   assert.deepEqual(cache.prepared(req, prep), fresh);
@@ -450,12 +460,57 @@ test('prepared-code cache: an entry\'s functions and layout are read when first 
   assert.equal(cache.stats.lost, 2);
 });
 
+test('dormant: the preparer is loaded at the first script that needs it, leaves nothing of paranode in require.cache, and prepares nothing once its files changed on disk', async () => {
+  // a copy of paranode's build, so that a file of its preparer can change under a running program
+  const copy = path.join(TMP, 'agent-copy');
+  fs.cpSync(path.join(ROOT, 'dist'), path.join(copy, 'dist'), { recursive: true });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+  const agent = path.join(copy, 'dist', 'src', 'agent', 'dormant.js');
+  const dir = path.join(TMP, 'late');
+  fs.mkdirSync(dir);
+  const main = path.join(dir, 'main.js');
+  fs.writeFileSync(main, [
+    "const guards = () => Object.getOwnPropertyNames(globalThis).filter((n) => /^\\$pn\\d+_/.test(n)).length;",
+    "require('readline').createInterface({ input: process.stdin }).on('line', (file) => {",
+    "  const before = guards();",
+    "  const m = require(file);",
+    "  const ours = Object.keys(require.cache).filter((f) => f.includes('agent-copy')).length;",
+    "  console.log(`${file}: ${m(20)} guards +${guards() - before} ours ${ours}`);",
+    "});",
+    "console.log('ready');",
+  ].join('\n'));
+  const late = (name: string) => {
+    const file = path.join(dir, `${name}.js`);
+    fs.writeFileSync(file, `module.exports = function ${name}(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; };\n`);
+    return file;
+  };
+  const start = async () => {
+    const t = new Target(main, [], ['-r', agent]);
+    after(() => t.kill());
+    await t.waitFor(/ready/);
+    return t;
+  };
+  // a first run leaves main.js in the cache: the next runs start warm, with no preparer loaded
+  (await start()).kill();
+  const t1 = await start();
+  const a = late('a');
+  assert.match((await t1.request(a, /a\.js: .*\n/))[0], /: 190 guards \+1 ours 0\n/, 'prepared at its load, the preparer loaded then and out of require.cache');
+  t1.kill();
+  // paranode installed anew (a preparing file replaced) while a program runs, before its first miss
+  const t2 = await start();
+  const rewrite = path.join(copy, 'dist', 'src', 'instrument', 'transform.js');
+  fs.writeFileSync(rewrite, fs.readFileSync(rewrite, 'utf8') + '\n// changed\n');
+  const b = late('b');
+  assert.match((await t2.request(b, /b\.js: .*\n/))[0], /: 190 guards \+0 ours 0\n/, 'left unprepared: a new preparer is not paired with the running agent');
+  t2.kill();
+});
+
 test('prepared-code cache: the hash of the preparing code is kept under its files\' identity, and made again when it does not match', () => {
   const dir = path.join(TMP, 'build-id-cache');
   const idOf = () => (PreparedCache.open({ PARANODE_CACHE_DIR: dir }) as unknown as { id: string }).id;
   const id = idOf();
   assert.match(id, /^[0-9a-f]{64}$/);
-  const memo = path.join(dir, 'build-id');
+  const [memo] = fs.readdirSync(dir).filter((n) => n.startsWith('build-id-')).map((n) => path.join(dir, n));
   const [identity, kept] = fs.readFileSync(memo, 'utf8').split('\n');
   assert.equal(kept, id);
   assert.equal((fs.statSync(memo).mode & 0o777), 0o600);

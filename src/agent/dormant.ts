@@ -137,7 +137,8 @@ function listen(): void {
  */
 function listenExclusive(server: net.Server, file: string, cb: () => void): void {
   const s = server as net.Server & { _listen2?: (address: string, port: number, addressType: number, backlog?: number) => void; _pipeName?: string };
-  if (typeof s._listen2 !== 'function') { server.listen({ path: file, exclusive: true }, cb); return; }
+  // only Node's own alias (not a deprecation wrapper, which would print a warning, nor a tool's patch)
+  if (typeof s._listen2 !== 'function' || s._listen2.name !== 'setupListenHandle') { server.listen({ path: file, exclusive: true }, cb); return; }
   s._pipeName = file;
   server.once('listening', cb);
   s._listen2(file, -1, -1);

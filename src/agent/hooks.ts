@@ -8,7 +8,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
-import { forgetOwnModules, isOwnCode, ownCodeDirs } from './own-code';
+import { isOwnCode, ownCodeDirs } from './own-code';
+import { preparingIdentity } from './preparing-code';
 import type { PreparedScript } from '../instrument/transform';
 import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
@@ -38,15 +39,27 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     return;
   }
   // The preparer (a parser and the rewrite, ~15 ms to load) is loaded at the first script
-  // that needs preparing: a warm start served from the cache never loads it. Loaded from
-  // inside the hook, its files come back through it and are passed over as paranode's own;
-  // then they leave require.cache, as the agent's other modules did (see forgetOwnModules).
+  // that needs preparing: a warm start served from the cache loads it only if an entry has to
+  // be made again. While it loads, the hook passes every module through (none of it is ever
+  // prepared, however its directories are named); what its loading added to require.cache
+  // leaves it, as the agent's other modules did at start (forgetOwnModules), and nothing the
+  // program had loaded before. Its files must be those of this process's start (an install in
+  // place since would pair a new preparer with this runtime): else nothing more is prepared.
   const own = ownCodeDirs();
+  const identity = preparingIdentity();
   let transform: typeof import('../instrument/transform') | undefined;
+  let loadingPreparer = false;
   const preparer = () => {
     if (!transform) {
-      transform = require('../instrument/transform') as typeof import('../instrument/transform');
-      forgetOwnModules(own);
+      if (preparingIdentity() !== identity) throw new Error('paranode\'s preparing code changed on disk since this process started');
+      const before = new Set(Object.keys(require.cache));
+      loadingPreparer = true;
+      try {
+        transform = require('../instrument/transform') as typeof import('../instrument/transform');
+      } finally {
+        loadingPreparer = false;
+        for (const f of Object.keys(require.cache)) if (!before.has(f)) delete require.cache[f];
+      }
     }
     return transform;
   };
@@ -62,6 +75,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
   state.handle = mod.registerHooks({
     load(url: string, context: unknown, nextLoad: (url: string, context: unknown) => { format?: string; source?: unknown }) {
       const r = nextLoad(url, context);
+      if (loadingPreparer) return r;
       // TypeScript that Node would strip after the hooks: stripped here, then prepared as JavaScript
       const stripped = strippedFormat(r.format);
       // require() of a .js file whose package has no "type" answers format undefined: CommonJS

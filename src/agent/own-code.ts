@@ -11,32 +11,31 @@ export const OWN_PACKAGES = ['acorn', 'acorn-import-phases', 'source-map-js', 'a
 let packageDirs: readonly string[] | undefined;
 let codeDirs: readonly string[] | undefined;
 
-/** The directories (with a trailing separator) of OWN_PACKAGES as installed; resolved once per thread (a few ms at start-up). */
+/** The directories (with a trailing separator) of OWN_PACKAGES as installed; found once per instance of this module (a few ms at start-up). */
 export function ownPackageDirs(): readonly string[] {
   if (!packageDirs) {
     const dirs: string[] = [];
-    for (const pkg of OWN_PACKAGES) {
-      const dir = packageDir(pkg);
-      if (dir) dirs.push(dir + path.sep);
-    }
+    for (const pkg of OWN_PACKAGES) for (const dir of installedAt(pkg)) dirs.push(dir + path.sep);
     packageDirs = Object.freeze(dirs);
   }
   return packageDirs;
 }
 
 /**
- * Where `require(pkg)` from here finds the package: the first node_modules on require's
- * search path that holds it, real path (as the loader names its files). A stat per
- * directory, where resolving `pkg/package.json` runs the package's exports (~1 ms each).
+ * Where `require(pkg)` from here finds the package: the first node_modules on require's search
+ * path that holds it, as found there and as its real path (the loader names files by the one or,
+ * with --preserve-symlinks, the other). A stat per directory, where resolving `pkg/package.json`
+ * runs the package's exports (~1 ms each); that resolution where no directory holds it (Yarn's
+ * Plug'n'Play, say).
  */
-function packageDir(pkg: string): string | null {
+function installedAt(pkg: string): string[] {
   for (const dir of require.resolve.paths(pkg) ?? []) {
     const at = path.join(dir, pkg);
     try {
-      if (fs.statSync(path.join(at, 'package.json'), { throwIfNoEntry: false })?.isFile()) return fs.realpathSync(at);
+      if (fs.statSync(path.join(at, 'package.json'), { throwIfNoEntry: false })?.isFile()) return [...new Set([at, fs.realpathSync(at)])];
     } catch { /* unreadable: not here */ }
   }
-  return null;
+  try { return [path.dirname(require.resolve(`${pkg}/package.json`))]; } catch { return []; }
 }
 
 /** Directories (with a trailing separator) holding code the agent runs in the target. */

@@ -26,38 +26,22 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
 import { openCacheDir } from './cache-dir';
-import { ownPackageDirs } from './own-code';
+import { preparingFiles, preparingIdentity } from './preparing-code';
 import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
 
-const FORMAT = 'pnc5';
-
-/** The files an entry depends on besides its source: the code that prepares (dist/src/instrument and analysis) and acorn's package.json. */
-function preparingFiles(): string[] {
-  const src = path.resolve(__dirname, '..');
-  const files: string[] = [];
-  for (const d of ['instrument', 'analysis']) {
-    const dir = path.join(src, d);
-    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) files.push(path.join(dir, f));
-  }
-  // (found as the agent's own packages are: resolving acorn/package.json runs its exports, ~1 ms)
-  const acorn = ownPackageDirs().find((d) => path.basename(d) === 'acorn');
-  if (acorn) files.push(path.join(acorn, 'package.json'));
-  return files;
-}
+const FORMAT = 'pnc6';
 
 /**
  * A hash of the code that prepares, of acorn and of the Node version: an entry is only valid for
  * the build and the Node that made it. Hashing those files' contents at every start costs a few
- * ms, so the hash is kept in the cache directory under their identity (inode, size, change
- * time: a file written or replaced has a new change time) and computed again when that moves.
+ * ms, so the hash is kept in the cache directory under their identity (preparing-code.ts) and
+ * computed again when that moves.
  */
 function buildId(dir: string): string {
   const files = preparingFiles();
-  const identity = digest('sha256', [FORMAT, process.version, ...files.map((f) => {
-    const st = fs.statSync(f, { bigint: true });
-    return `${f}\0${st.ino}\0${st.size}\0${st.ctimeNs}\0${st.mtimeNs}`;
-  })].join('\n'));
-  const memo = path.join(dir, 'build-id');
+  const identity = preparingIdentity(files, FORMAT);
+  // one memo per identity: installs or Node versions sharing the directory do not take turns
+  const memo = path.join(dir, `build-id-${identity.slice(0, 16)}`);
   try {
     const [known, id] = fs.readFileSync(memo, 'utf8').split('\n');
     if (known === identity && /^[0-9a-f]{64}$/.test(id)) return id;
@@ -81,7 +65,6 @@ function buildId(dir: string): string {
   return id;
 }
 
-const digest = (algo: string, data: crypto.BinaryLike): string => crypto.createHash(algo).update(data).digest('hex');
 /** An entry's checksum: it finds a damaged entry, not a forged one (the directory is the owner's alone). CRC-32 reads the TypeScript compiler's 35 MB entry in 13 ms, SHA-1 in 22. */
 function checksum(...parts: Uint8Array[]): string {
   const zlib = require('zlib') as typeof import('zlib');
@@ -100,12 +83,18 @@ function readFully(fd: number, into: Uint8Array, position: number): void {
   }
 }
 
-/** An entry's first line. `code` and `meta` are read at load (`sum`), `json` and `ints` when first needed (`rest`). */
+/** The script number an entry's text was prepared with, under its checksum (renumbering trusts it). */
+const numbered = (no: number): Uint8Array => Buffer.from(String(no));
+
+/** An entry's first line. `code` and `meta` are read at load (`sum`, which covers `no` too), `json` and `ints` when first needed (`rest`). */
 interface EntryHead { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
 
 /** The first line of the entry open as `fd`, checked against the file's length; the offset of what follows it. */
 function readHead(fd: number): { head: EntryHead; body: number } {
-  const size = fs.fstatSync(fd).size;
+  const st = fs.fstatSync(fd);
+  // the directory was found owner-only when opened; the file itself is checked at each read too
+  if (typeof process.getuid === 'function' && (st.uid !== process.getuid() || (st.mode & 0o077) !== 0)) throw new Error('not the owner\'s alone');
+  const size = st.size;
   const first = Buffer.alloc(Math.min(4096, size));
   readFully(fd, first, 0);
   const nl = first.indexOf(10);
@@ -175,8 +164,12 @@ export class PreparedCache {
       try {
         const source = reread?.();
         if (source == null || keyOf(source) !== key) return null;
-        const r = encodeRest(prepare(wanted, source));
-        return { json: Buffer.from(r.json, 'utf8'), ints: r.ints, calls: (JSON.parse(r.head) as { calls: number[] }).calls };
+        const fresh = prepare(wanted, source);
+        // the damaged or missing entry replaced, so that later starts and attaches find it whole
+        this.write(file, fresh, wanted);
+        const r = encodeRest(fresh);
+        // (a copy: the encoder's buffer is 256 KB at least)
+        return { json: Buffer.from(r.json, 'utf8'), ints: r.ints.slice(), calls: (JSON.parse(r.head) as { calls: number[] }).calls };
       } catch {
         return null;
       }
@@ -207,7 +200,7 @@ export class PreparedCache {
       if (String(head.no).length !== width) throw new Error('corrupt');
       const loaded = Buffer.allocUnsafe(head.code + head.meta);
       readFully(fd, loaded, body);
-      if (checksum(loaded) !== head.sum) throw new Error('corrupt');
+      if (checksum(loaded, numbered(head.no)) !== head.sum) throw new Error('corrupt');
       const code = loaded.toString('utf8', 0, head.code);
       const meta = loaded.toString('utf8', head.code);
       const shape = (h: EntryHead) => [h.code, h.meta, h.json, h.ints, h.rest].join();
@@ -259,7 +252,7 @@ export class PreparedCache {
       const meta = Buffer.from(rest.head, 'utf8');
       const json = Buffer.from(rest.json, 'utf8');
       const ints = Buffer.from(rest.ints.buffer, rest.ints.byteOffset, rest.ints.byteLength);
-      const head = Buffer.from(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
+      const head = Buffer.from(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta, numbered(no)), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
       fs.writeFileSync(tmp, Buffer.concat([head, code, meta, json, ints]), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, file);
     } catch {

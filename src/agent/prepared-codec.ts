@@ -47,7 +47,7 @@ class Ints {
   list(xs: ArrayLike<number>): void { this.push(xs.length); for (let i = 0; i < xs.length; i++) this.push(xs[i]); }
 }
 
-/** The layout first (read at load, for stack traces), then the functions (read when the tool first needs them). */
+/** The layout first (read with the rest when first needed: a stack trace, a function's text), then the functions (read when the tool first needs them). */
 export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Array } {
   const ints = new Ints();
   const { at, lines, texts } = r.layout;
@@ -103,9 +103,10 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
   let loading = false;
   const rest = (): RestBytes => {
     if (bytes) return bytes;
+    let read: RestBytes;
     loading = true;
-    try { bytes = load(); } finally { loading = false; }
-    const a = bytes.ints;
+    try { read = load(); } finally { loading = false; }
+    const a = read.ints;
     let i = 0;
     const list = (): number[] => { const n = a[i++]; const out = a.subarray(i, i + n); i += n; return out as unknown as number[]; };
     const at = list();
@@ -119,6 +120,8 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
     const lines = lineIndex(a, lineNo, lineAt);
     from = i;
     for (const [k, value] of Object.entries({ at, texts, lines })) Object.defineProperty(layout, k, { value, writable: true, enumerable: true, configurable: true });
+    // (only now: the layout's getters are gone, so nothing reads it half made)
+    bytes = read;
     return bytes;
   };
   for (const k of ['at', 'lines', 'texts']) {
@@ -167,11 +170,17 @@ function lineIndex(a: Int32Array, lineNo: Int32Array, lineAt: Int32Array): Scrip
     return lo < lineNo.length && lineNo[lo] === line && String(line) === key ? lo : -1;
   };
   const view = (k: number) => a.subarray(lineAt[k] + 1, lineAt[k] + 1 + a[lineAt[k]]) as unknown as number[];
+  // read-only: a write, a definition, a deletion or freezing is refused (the target stays empty
+  // and extensible, as the proxy's invariants need); other keys read as an empty object's
   return new Proxy({} as ScriptLayout['lines'], {
-    get: (_t, key) => { const k = find(key); return k < 0 ? undefined : view(k); },
-    has: (_t, key) => find(key) >= 0,
+    get: (t, key) => { const k = find(key); return k < 0 ? Reflect.get(t, key) : view(k); },
+    has: (t, key) => find(key) >= 0 || Reflect.has(t, key),
     ownKeys: () => Array.from(lineNo, String),
     getOwnPropertyDescriptor: (_t, key) => { const k = find(key); return k < 0 ? undefined : { value: view(k), writable: true, enumerable: true, configurable: true }; },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+    preventExtensions: () => false,
   });
 }
 
