@@ -15,7 +15,7 @@ test('attached while a function stays active: breakpoints and wrapping count exa
   const t = new Target(fallback);
   after(() => t.kill());
   await t.waitFor(/ready/);
-  const s = await Session.attach(t.pid, { activeWaitMs: 300 });
+  const s = await t.attach({ activeWaitMs: 300 });
   const r = async (p: string) => s.probe(`/Code/${p}`);
   const entry = await r('fallback.js/f.entry: n++');
   await r('fallback.js/f.entry: if ($arg[0] > 10) big++');
@@ -64,7 +64,7 @@ test('a script refused for its LiveEdit pause is reached by a breakpoint instead
   const t = new Target(path.join(FIXTURES, 'typescript-loaded.js'));
   after(() => t.kill());
   await t.waitFor(/ready/);
-  const s = await Session.attach(t.pid);
+  const s = await t.attach();
   const r = await s.probe('/Code/**/typescript.js/createSourceFile@33019.entry: c++');
   assert.ok(r.byBreakpoint >= 1 && r.bySlot === 0, JSON.stringify(r));
   const why = LIVEEDIT ? /^refused to LiveEdit .*typescript\.js: it would pause the target for about \d+ ms \(script \d+\.\d MB, heap \d+ MB\), over the limit of 2000 ms \(--max-pause\); its points are reached by breakpoints instead/ : noLiveEdit('typescript.js');
@@ -86,7 +86,7 @@ test('a LiveEdit whose planning takes longer than planLimitMs gives way to break
   const t = new Target(path.join(FIXTURES, 'esprima-attach.js'));
   after(() => t.kill());
   await t.waitFor(/ready/);
-  const s = await Session.attach(t.pid, { planLimitMs: 50 });
+  const s = await t.attach({ planLimitMs: 50 });
   const r = await s.probe('/Code/**/esprima/dist/esprima.js/parseScript.entry: c++');
   assert.deepEqual([r.byBreakpoint, r.bySlot], [1, 0]);
   const why = LIVEEDIT ? /^LiveEdit of .*esprima\.js not made: planning the LiveEdit took longer than 0\.05 s \(planLimitMs\); its points are reached by breakpoints/ : noLiveEdit('esprima.js');
@@ -101,7 +101,7 @@ test('breakpoint hits: each hit\'s copy of the condition is not announced to the
   const t = new Target(path.join(FIXTURES, 'soak.js'));
   after(() => t.kill());
   await t.waitFor(/ready/);
-  const s = await Session.attach(t.pid, { maxPauseMs: 0 });
+  const s = await t.attach({ maxPauseMs: 0 });
   try {
     // V8 compiles a condition anew at every hit and announces the copy as a script (docs/BENCHMARKS.md section 19)
     let announced = 0;
@@ -121,7 +121,7 @@ test('breakpoint hits in a worker: its copies of the condition are not announced
   const t = new Target(path.join(FIXTURES, 'workers.js'));
   after(() => t.kill());
   const resident = Number((await t.waitFor(/ready (\d+)/))[1]);
-  const s = await Session.attach(t.pid, { maxPauseMs: 0 });
+  const s = await t.attach({ maxPauseMs: 0 });
   try {
     const worker = (s as unknown as { threads: Map<number, { cdp: Cdp }> }).threads.get(resident);
     assert.ok(worker, `thread ${resident} is in the session`);
@@ -142,7 +142,7 @@ test('attached: a module V8 collected before the probe (no function of it left) 
   const t = new Target(path.join(FIXTURES, 'collected.js'));
   after(() => t.kill());
   await t.waitFor(/ready/);
-  const s = await Session.attach(t.pid);
+  const s = await t.attach();
   try {
     // collected after the attach announced it: the inspector keeps no text of it (see Thread.enable)
     await t.request('gc', /collected/);

@@ -37,6 +37,23 @@ export class Target {
 
   get pid(): number { return this.child.pid!; }
 
+  /** Whether it still runs, else how it ended, and the end of its stderr: for a failure's message. */
+  state(): string {
+    const { exitCode, signalCode } = this.child;
+    const how = exitCode === null && signalCode === null ? 'still running' : `exited (${signalCode ?? `code ${exitCode}`})`;
+    return `target ${this.pid} ${how}; its stderr: ${JSON.stringify(this.err.slice(-2000))}`;
+  }
+
+  /** Session.attach to it; a failure says what became of the target. */
+  async attach(opts?: Parameters<typeof Session.attach>[1]): Promise<Session> {
+    try {
+      return await Session.attach(this.pid, opts);
+    } catch (e) {
+      (e as Error).message += ` [${this.state()}]`;
+      throw e;
+    }
+  }
+
   send(line: string): void { this.child.stdin!.write(line + '\n'); }
 
   /** Resolves when stdout (after the current position) matches. */
