@@ -174,7 +174,7 @@ function prepareModule(rt: Runtime, prepareForLoad: typeof import('../instrument
   const naming = { filename, cwd: rt.cwd };
   const prep = (n: number, src: string) => prepareForLoad(src, n, 'script', naming);
   const prepared = cache ? cache.prepared({ kind: 'script', source: content, no, filename, cwd: rt.cwd, reread }, prep) : prep(no, content);
-  rt.defineGlobals(no, functionCountOf(prepared));
+  rt.defineGlobals(no, functionCountOf(prepared), true);
   rt.registerScript(no, rt.moduleName(filename), prepared.analysis, undefined, filename, 'load', prepared.unslotted.map((u) => [u.fn, u.point]), prepared.layout);
   return prepared.code;
 }

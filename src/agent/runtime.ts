@@ -429,8 +429,21 @@ export class Runtime {
     return no;
   }
 
-  /** Define the slot globals of a script before its prepared code runs. */
-  defineGlobals(no: number, fnCount: number): void {
+  /**
+   * Define the slot globals of a script before its prepared code runs. A `fresh` number (the load
+   * hook's, never given before) has none yet: they are defined without looking first, which took a
+   * third of the time (the TypeScript compiler's 21,688, by hand: 42-52 -> 25-30 ms); a global of that name the
+   * program made itself and froze stops that, and the names are then defined one by one where free.
+   * A LiveEdited script's number comes back in later sessions: its switched guards are kept.
+   */
+  defineGlobals(no: number, fnCount: number, fresh = false): void {
+    if (fresh) {
+      const off = { value: 0, writable: true, configurable: true, enumerable: false };
+      try {
+        for (let f = 0; f < fnCount; f++) Object.defineProperty(globalThis, `$pn${no}_${f}`, off);
+        return;
+      } catch { /* one the program defined, not configurable: below */ }
+    }
     for (let f = 0; f < fnCount; f++) {
       const name = `$pn${no}_${f}`;
       if (!Object.prototype.hasOwnProperty.call(globalThis, name)) {
