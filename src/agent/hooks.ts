@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
 import { isOwnCode, ownCodeDirs } from './own-code';
-import { preparingIdentity } from './preparing-code';
+import { identityAtStart, preparingIdentity } from './preparing-code';
 import type { PreparedScript } from '../instrument/transform';
 import type { PreparedCache } from './prepared-cache';
 import type { Runtime } from './runtime';
@@ -46,7 +46,7 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
   // program had loaded before. Its files must be those of this process's start (an install in
   // place since would pair a new preparer with this runtime): else nothing more is prepared.
   const own = ownCodeDirs();
-  const identity = preparingIdentity();
+  const identity = identityAtStart();
   let transform: typeof import('../instrument/transform') | undefined;
   let loadingPreparer = false;
   const preparer = () => {

@@ -26,7 +26,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
 import { openCacheDir } from './cache-dir';
-import { preparingFiles, preparingIdentity } from './preparing-code';
+import { identityAtStart, preparingFiles } from './preparing-code';
 import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
 
 const FORMAT = 'pnc6';
@@ -38,8 +38,7 @@ const FORMAT = 'pnc6';
  * computed again when that moves.
  */
 function buildId(dir: string): string {
-  const files = preparingFiles();
-  const identity = preparingIdentity(files, FORMAT);
+  const identity = crypto.createHash('sha256').update(`${FORMAT}\n${identityAtStart()}`).digest('hex');
   // one memo per identity: installs or Node versions sharing the directory do not take turns
   const memo = path.join(dir, `build-id-${identity.slice(0, 16)}`);
   try {
@@ -48,7 +47,7 @@ function buildId(dir: string): string {
   } catch { /* none yet */ }
   const h = crypto.createHash('sha256');
   h.update(FORMAT);
-  for (const f of files) {
+  for (const f of preparingFiles()) {
     if (f.endsWith('package.json')) { try { h.update(JSON.parse(fs.readFileSync(f, 'utf8')).version); } catch { /* unreadable: the rest still moves */ } }
     else h.update(path.basename(f)).update(fs.readFileSync(f));
   }
@@ -88,6 +87,9 @@ const numbered = (no: number): Uint8Array => Buffer.from(String(no));
 
 /** An entry's first line. `code` and `meta` are read at load (`sum`, which covers `no` too), `json` and `ints` when first needed (`rest`). */
 interface EntryHead { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
+
+/** What must match between an entry read at load and the file its rest is read from later (an entry renumbered by another process matches). */
+const shapeOf = (h: EntryHead): string => [h.code, h.meta, h.json, h.ints, h.rest].join();
 
 /** The first line of the entry open as `fd`, checked against the file's length; the offset of what follows it. */
 function readHead(fd: number): { head: EntryHead; body: number } {
@@ -203,9 +205,8 @@ export class PreparedCache {
       if (checksum(loaded, numbered(head.no)) !== head.sum) throw new Error('corrupt');
       const code = loaded.toString('utf8', 0, head.code);
       const meta = loaded.toString('utf8', head.code);
-      const shape = (h: EntryHead) => [h.code, h.meta, h.json, h.ints, h.rest].join();
       const load = (): RestBytes => {
-        const r = this.readRest(file, shape(head)) ?? again();
+        const r = this.readRest(file, shapeOf(head)) ?? again();
         if (r) {
           if (r.calls) this.stats.recovered++;
           return r;
@@ -228,7 +229,7 @@ export class PreparedCache {
     try { fd = fs.openSync(file, 'r'); } catch { return null; }
     try {
       const { head, body } = readHead(fd);
-      if ([head.code, head.meta, head.json, head.ints, head.rest].join() !== shape) return null;
+      if (shapeOf(head) !== shape) return null;
       // read into their own buffers: nothing else of the file is kept
       const json = new Uint8Array(head.json);
       const ints = new Int32Array(head.ints);

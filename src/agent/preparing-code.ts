@@ -22,12 +22,18 @@ export function preparingFiles(): string[] {
 
 /**
  * A hash of the files' identity (inode, size, change and modification times: a file written or
- * replaced has a new change time) and of `salt`: cheap (a stat per file), and it moves when an
- * install or a build replaces any of them.
+ * replaced has a new change time) and of the Node version: cheap (a stat per file), and it moves
+ * when an install or a build replaces any of them.
  */
-export function preparingIdentity(files: string[] = preparingFiles(), salt = ''): string {
-  return crypto.createHash('sha256').update([salt, process.version, ...files.map((f) => {
+export function preparingIdentity(): string {
+  return crypto.createHash('sha256').update([process.version, ...preparingFiles().map((f) => {
     const st = fs.statSync(f, { bigint: true });
     return `${f}\0${st.ino}\0${st.size}\0${st.ctimeNs}\0${st.mtimeNs}`;
   })].join('\n')).digest('hex');
+}
+
+let atStart: string | undefined;
+/** preparingIdentity() as first taken in this process (the agent's start): the cache's build id and the load hook's check share it. */
+export function identityAtStart(): string {
+  return (atStart ??= preparingIdentity());
 }
