@@ -1,8 +1,9 @@
 // Start-up cost of `paranode run` on the corpus of real npm programs
 // (test/corpus): for each program, wall time and peak RSS of a plain run
 // against a run under `paranode run -q` with no probe (every script the
-// program loads is prepared at load: slots everywhere, all off). Runs are
-// interleaved (plain, prepared, plain, ...) and the median of each is taken.
+// program loads is prepared at load: slots everywhere, all off), with an empty
+// start-up cache (cold) and one filled by an earlier run (warm). Runs are
+// interleaved (plain, cold, warm, plain, ...) and the median of each is taken.
 // `npm run bench -- --only startup`, or standalone: node dist/bench/startup.js [--quick] [--runs n] [driver ...]
 // With --dormant: start-up under the dormant agent (node --import paranode/agent),
 // cold and warm prepared-code cache, against plain (`--only startup-dormant`); with
@@ -18,12 +19,17 @@ const PRELOAD = path.join(TARGETS, 'max-rss.js');
 
 interface Sample { ms: number; targetKb: number; toolKb: number; same: boolean }
 
+/** plain; under `paranode run` with an empty start-up cache (cold) or one an earlier run filled (warm) */
+type RunKind = 'plain' | 'cold' | 'warm';
+
 /** One run: the target's peak RSS (and the tool's, when there is one) from the max-rss preload. */
-async function once(p: CorpusProgram, prepared: boolean, plain?: Run): Promise<{ sample: Sample; r: Run }> {
+async function once(p: CorpusProgram, kind: RunKind, warmDir: string, plain?: Run): Promise<{ sample: Sample; r: Run }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-startup-'));
+  const cold = kind === 'cold' ? fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cold-cache-')) : '';
   try {
     const target = [process.execPath, '-r', PRELOAD, driverPath(p)];
-    const env = { PARANODE_BENCH_RSS: dir };
+    const env = { PARANODE_BENCH_RSS: dir, PARANODE_CACHE_DIR: cold || warmDir };
+    const prepared = kind !== 'plain';
     const r = prepared
       ? await run(process.execPath, ['-r', PRELOAD, CLI, 'run', '-q', '--', ...target], { env })
       : await run(target[0], target.slice(1), { env });
@@ -35,6 +41,7 @@ async function once(p: CorpusProgram, prepared: boolean, plain?: Run): Promise<{
     return { sample: { ms: r.ms, targetKb, toolKb, same }, r };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+    if (cold) fs.rmSync(cold, { recursive: true, force: true });
   }
 }
 
@@ -43,38 +50,40 @@ export async function benchStartup(opts: BenchOptions & { runs?: number; only?: 
   const programs = CORPUS.filter((p) => !opts.only?.length || opts.only.includes(p.driver));
   const rows: string[][] = [];
   const differs: string[] = [];
-  for (const p of programs) {
-    progress(`startup: ${p.driver} (${runs} plain and ${runs} prepared runs, interleaved)`);
-    const plain: Sample[] = [];
-    const prep: Sample[] = [];
-    // one warm-up of each (file cache), not counted; the plain one is the reference output
-    const reference = (await once(p, false)).r;
-    await once(p, true);
-    for (let i = 0; i < runs; i++) {
-      plain.push((await once(p, false, reference)).sample);
-      prep.push((await once(p, true, reference)).sample);
+  const warmDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-startup-warm-'));
+  const kinds: RunKind[] = ['plain', 'cold', 'warm'];
+  try {
+    for (const p of programs) {
+      progress(`startup: ${p.driver} (${runs} runs each of plain, paranode run cold, paranode run warm, interleaved)`);
+      // one warm-up of each (file cache; the warm run's cache filled), not counted; the plain one is the reference output
+      const reference = (await once(p, 'plain', warmDir)).r;
+      await once(p, 'warm', warmDir);
+      const got = new Map<RunKind, Sample[]>(kinds.map((k) => [k, []]));
+      for (let i = 0; i < runs; i++) for (const k of kinds) got.get(k)!.push((await once(p, k, warmDir, reference)).sample);
+      const m = (k: RunKind, f: keyof Sample) => median(got.get(k)!.map((s) => Number(s[f])));
+      if (![...got.values()].every((xs) => xs.every((s) => s.same))) differs.push(p.driver);
+      const rel = (k: RunKind, f: 'ms' | 'targetKb', scale = 1) => `${fmt(m(k, f) / scale, f === 'ms' ? 0 : 1)} (${ratio(m(k, f), m('plain', f))})`;
+      rows.push([
+        p.driver, fmt(m('plain', 'ms'), 0), rel('cold', 'ms'), rel('warm', 'ms'),
+        fmt(m('plain', 'targetKb') / 1024, 1), rel('cold', 'targetKb', 1024), rel('warm', 'targetKb', 1024),
+        fmt(m('warm', 'toolKb') / 1024, 1),
+      ]);
     }
-    const m = (xs: Sample[], k: keyof Sample) => median(xs.map((s) => Number(s[k])));
-    const same = prep.every((s) => s.same);
-    if (!same) differs.push(p.driver);
-    rows.push([
-      p.driver, fmt(m(plain, 'ms'), 0), fmt(m(prep, 'ms'), 0), ratio(m(prep, 'ms'), m(plain, 'ms')),
-      fmt(m(plain, 'targetKb') / 1024, 1), fmt(m(prep, 'targetKb') / 1024, 1), ratio(m(prep, 'targetKb'), m(plain, 'targetKb')),
-      fmt(m(prep, 'toolKb') / 1024, 1), same ? 'yes' : '**no**',
-    ]);
+  } finally {
+    fs.rmSync(warmDir, { recursive: true, force: true });
   }
   return {
-    title: 'Start-up: the corpus of npm programs, plain and under `paranode run` (prepared, no probe)',
+    title: 'Start-up: the corpus of npm programs, plain and under `paranode run` (prepared, no probe), cold and warm start-up cache',
     body: [
       `Each program of test/corpus run to its end: \`node <driver>\` against \`node dist/src/cli/main.js run -q -- node <driver>\`, ` +
-      `${runs} runs each, interleaved, after one warm-up of each; medians. Wall: from spawn to exit of the whole command. ` +
-      `Peak RSS: \`process.resourceUsage().maxRSS\` of the program's process at exit (a preload, bench/targets/max-rss.js), and of the tool's own process. ` +
-      `"same output": the prepared run printed exactly what the plain run printed and exited the same way; where not, the prepared run did ` +
-      `different work (it failed early, say) and its ratio does not measure preparation.`,
+      `${runs} runs of each kind, interleaved (plain, cold, warm, plain, ...), after one warm-up of plain and warm; medians, ratio to plain in parentheses. ` +
+      'Cold: PARANODE_CACHE_DIR a new directory each run (every script parsed and rewritten, V8 compiles the prepared text); ' +
+      'warm: the directory an earlier run filled (prepared text and V8\'s code for it). Wall: from spawn to exit of the whole command (the tool\'s start and end included). ' +
+      `Peak RSS: \`process.resourceUsage().maxRSS\` of the program's process at exit (a preload, bench/targets/max-rss.js), and of the tool's own process.`,
       '',
-      table(['program', 'plain ms', 'prepared ms', 'wall ×', 'plain RSS MB', 'prepared RSS MB', 'RSS ×', 'tool RSS MB', 'same output'], rows),
+      table(['program', 'plain ms', 'run cold ms', 'run warm ms', 'plain RSS MB', 'cold RSS MB', 'warm RSS MB', 'tool RSS MB'], rows),
       '',
-      differs.length ? `Output differed under preparation for: ${differs.join(', ')} (see test/corpus.test.ts).` : 'Every prepared run printed what the plain run printed.',
+      differs.length ? `Output differed under preparation for: ${differs.join(', ')} (see test/corpus.test.ts).` : 'Every prepared run printed what the plain run printed and exited the same way.',
     ],
   };
 }

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { AttachError, Session } from '../src/api';
 import { dormantDir, dormantSocket } from '../src/agent/dormant-dir';
+import { cacheLimit, DEFAULT_CACHE_MAX_MB, pruneCache } from '../src/agent/cache-prune';
 import { PreparedCache } from '../src/agent/prepared-cache';
 import { decodeRest, encodeRest, forgetDecoded, readOnce } from '../src/agent/prepared-codec';
 import { prepareForLoad, prepareModuleForLoad } from '../src/instrument/transform';
@@ -550,4 +551,27 @@ test('dormant by --require (-r paranode/agent): stack traces and functions\' tex
   assert.equal(s.value('n'), 321);
   assert.equal(s.usedInspectorPort, false);
   await s.detach();
+});
+
+test('start-up cache limit: over PARANODE_CACHE_MAX the entries used least recently are removed down to 3/4 of it, V8\'s code included; files of the last minute and other files stay', () => {
+  const dir = path.join(TMP, 'prune');
+  fs.mkdirSync(path.join(dir, 'v8', 'v24'), { recursive: true, mode: 0o700 });
+  const MB = 1024 * 1024;
+  const hoursAgo = (h: number) => (Date.now() - h * 3600_000) / 1000;
+  const files: [string, number][] = [['a.pnc', 5], ['b.pnc', 4], [path.join('v8', 'v24', 'c'), 3], ['d.pnc', 2], ['e.pnc', 1], ['young.pnc', 0], ['build-id-0123', 10]];
+  for (const [f, h] of files) {
+    fs.writeFileSync(path.join(dir, f), Buffer.alloc(MB));
+    if (h) fs.utimesSync(path.join(dir, f), hoursAgo(h), hoursAgo(h));
+  }
+  // under the limit: nothing removed
+  assert.deepEqual(pruneCache(dir, 6 * MB), { removed: 0, freedBytes: 0, keptBytes: 6 * MB });
+  // 6 MB over a 3 MB limit: down to 2.25 MB, oldest first (a, b, c, d); the young one is never a candidate
+  assert.deepEqual(pruneCache(dir, 3 * MB), { removed: 4, freedBytes: 4 * MB, keptBytes: 2 * MB });
+  const left = (d: string) => fs.readdirSync(d).sort();
+  assert.deepEqual(left(dir), ['build-id-0123', 'e.pnc', 'v8', 'young.pnc']);
+  assert.deepEqual(left(path.join(dir, 'v8', 'v24')), []);
+  assert.equal(cacheLimit({}), DEFAULT_CACHE_MAX_MB * MB);
+  assert.equal(cacheLimit({ PARANODE_CACHE_MAX: '0' }), null);
+  assert.equal(cacheLimit({ PARANODE_CACHE_MAX: '1.5' }), 1.5 * MB);
+  assert.equal(cacheLimit({ PARANODE_CACHE_MAX: 'lots' }), DEFAULT_CACHE_MAX_MB * MB);
 });

@@ -172,3 +172,44 @@ test('CLI: a module the load hook cannot prepare runs as it is, and the notes sa
     JSON.stringify(out.notes));
   fs.rmSync(path.dirname(json), { recursive: true, force: true });
 });
+
+test('CLI: a launched program\'s next start reads its prepared code and V8\'s code for it from the start-up cache: nothing prepared again, the same output and stack traces, probes count exactly', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-run-cache-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(dir, 'lib.js'), 'exports.f = function f(x) { return x + 1; };\nexports.fail = function fail() { return null.x; };\n');
+  fs.writeFileSync(path.join(dir, 'main.js'), "const { f, fail } = require('./lib');\nlet s = 0;\nfor (let i = 0; i < Number(process.argv[2]); i++) s = f(s);\n" +
+    "console.log('sum', s);\ntry { fail(); } catch (e) { console.log(e.stack.split('\\n').slice(0, 3).join('\\n')); }\n");
+  const main = path.join(dir, 'main.js');
+  const cache = path.join(dir, 'cache');
+  const plain = spawnSync(process.execPath, [main, '1000'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(plain.status, 0, plain.stderr);
+  const launch = () => {
+    const json = path.join(dir, 'out.json');
+    const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-p', '/Code/lib.js/f.entry: n++', '--', process.execPath, main, '1000'],
+      { cwd: dir, encoding: 'utf8', env: { ...process.env, PARANODE_CACHE_DIR: cache, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, plain.stdout, 'the output, stack trace included, is the plain run\'s');
+    const out = JSON.parse(fs.readFileSync(json, 'utf8'));
+    assert.equal(out.metrics.find((m: { name: string; focus: string }) => m.name === 'n' && m.focus.startsWith('/Process/')).total, 1000);
+    return { log: r.stderr, entries: fs.readdirSync(cache).filter((f) => f.endsWith('.pnc')).sort() };
+  };
+  const cold = launch();
+  assert.ok(cold.entries.length >= 2, `main.js and lib.js prepared and kept: ${cold.entries}`);
+  assert.equal(fs.statSync(cache).mode & 0o777, 0o700);
+  const warm = launch();
+  assert.deepEqual(warm.entries, cold.entries, 'the warm start found every script in the cache');
+  const read = (file: string) => new RegExp(`reading cache from \\S+ for CommonJS ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\.\\.[^\\n]*success`);
+  assert.match(warm.log, read(path.join(dir, 'lib.js')), 'the warm start read the prepared module\'s V8 code from the cache');
+
+  // over its limit (PARANODE_CACHE_MAX, MB), the tool trims the cache after its session: what was used least recently goes
+  const old = (Date.now() - 3600_000) / 1000;
+  for (const f of warm.entries) fs.utimesSync(path.join(cache, f), old, old);
+  const other = path.join(dir, 'other.js');
+  fs.writeFileSync(other, "console.log('other');\n");
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--', process.execPath, other], { cwd: dir, encoding: 'utf8', env: { ...process.env, PARANODE_CACHE_DIR: cache, PARANODE_CACHE_MAX: '0.001' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'other\n');
+  const left = fs.readdirSync(cache).filter((f) => f.endsWith('.pnc'));
+  assert.equal(left.filter((f) => warm.entries.includes(f)).length, 0, 'the entries unused for an hour were removed');
+  assert.equal(left.length, 1, 'the one just written (other.js) is kept');
+});

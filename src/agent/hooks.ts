@@ -63,14 +63,9 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     }
     return transform;
   };
-  // the start-up cache serves the dormant agent only. Under `paranode run` it makes the program
-  // start fast enough that a worker it starts at once is set up while the session begins: the
-  // tool's start of the agent there (Session.startAgent, by interrupt) can land inside Node's own
-  // set-up of the worker's module loader ("Cannot set properties of undefined (setting
-  // 'register')", 4 of 16 runs of the metrics and workers tests on Node 24), and a function the
-  // program runs at once has the session's first requests (Debugger.enable's pause) in its CPU
-  // timer (metrics test of finally-call.js)
-  const cache = opts.always ? (require('./prepared-cache') as typeof import('./prepared-cache')).PreparedCache.open() : null;
+  // the start-up cache (prepared-cache.ts) serves every thread that prepares at load: the
+  // dormant agent's, a launched program's (`paranode run`), and what loads after an attach
+  const cache = (require('./prepared-cache') as typeof import('./prepared-cache')).PreparedCache.open();
   const state: HookState = { handle: undefined, always: !!opts.always };
   state.handle = mod.registerHooks({
     load(url: string, context: unknown, nextLoad: (url: string, context: unknown) => { format?: string; source?: unknown }) {

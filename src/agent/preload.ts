@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as wt from 'worker_threads';
 import { AGENT_ENV, AgentConfig } from './config';
 import { start } from './bootstrap';
+import { enableCodeCache } from './code-cache';
 import { scaleInliningBudgets } from './inlining-budget';
 import { install } from './runtime';
 
@@ -21,6 +22,8 @@ if (raw && !loaderThread) {
     // "@<file>": the tool wrote it to its private directory (a long probe list overflows the environment)
     const text = raw.startsWith('@') ? fs.readFileSync(raw.slice(1), 'utf8') : raw;
     const config = JSON.parse(text) as AgentConfig;
+    // V8's code of the prepared modules kept as the dormant agent keeps it (code-cache.ts)
+    if (config.prepareOnLoad) enableCodeCache();
     if (wt.isMainThread) {
       if (config.nodeOptions === null) delete process.env.NODE_OPTIONS;
       else if (config.nodeOptions !== undefined) process.env.NODE_OPTIONS = config.nodeOptions;

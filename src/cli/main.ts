@@ -19,6 +19,7 @@ import { EarlySignals, signalStatus } from './signals';
 import { addUiOptions, openUi, type UiCliOpts } from './ui-option';
 import { addExportOptions, CliExports, type ExportCliOpts } from './export-options';
 import { sessionSource } from '../exports/readings';
+import { pruneStartupCache } from '../agent/cache-prune';
 import type { UiServer } from '../ui/server';
 
 interface CommonOpts extends UiCliOpts, ExportCliOpts {
@@ -282,6 +283,9 @@ async function main(argv: string[]): Promise<void> {
     });
 
   await program.parseAsync(argv);
+  // what programs added to the start-up cache, trimmed to its limit (cache-prune.ts)
+  const sub = argv.slice(2).find((a) => !a.startsWith('-'));
+  if (sub && ['run', 'diagnose', 'attach', 'ui', 'demo'].includes(sub)) pruneStartupCache();
 }
 
 /** paranode run: launch under the tool, probes and metrics from the first line. */

@@ -5,6 +5,7 @@
 // `node --test` (e.g. a subset of test files).
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { ensureTools } from './debian-tools';
 
@@ -13,6 +14,12 @@ const versions = (process.env.PARANODE_NODES ?? '22,24,26').split(',').map((v) =
 const files = process.argv.slice(2).length
   ? process.argv.slice(2)
   : fs.readdirSync(path.join(ROOT, 'dist', 'test')).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('dist', 'test', f));
+
+// the start-up cache of every program the tests start (prepared code, V8's code): one directory
+// for the whole run, shared by its versions (an entry's key holds the version), not the user's
+const cacheDir = process.env.PARANODE_CACHE_DIR ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-test-cache-'));
+if (cacheDir) process.env.PARANODE_CACHE_DIR = cacheDir;
+process.on('exit', () => { if (cacheDir) fs.rmSync(cacheDir, { recursive: true, force: true }); });
 
 let passed = 0;
 let failed = 0;
