@@ -28,8 +28,42 @@ const within = (a: PointInfo, b: PointInfo) => a !== b && b.pos <= a.pos && a.en
  */
 export function isInnerCall(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
   if (p.kind !== 'call') return false;
+  const m = innermostCalls(points);
+  if (m === null) return isInnerCallBySearch(want, p, points);
+  const q = m.get(p);
+  return !!q && q.callee !== undefined && calleeMatches(want, q.callee);
+}
+
+/** The same by its definition, for a function with two calls over one range (never seen from the parser; kept exact). */
+function isInnerCallBySearch(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
   const calls = points.filter((q) => q.kind === 'call');
   return calls.some((q) => q.callee !== undefined && calleeMatches(want, q.callee) && within(p, q) && !calls.some((r) => within(p, r) && within(r, q)));
+}
+
+const innermost = new WeakMap<readonly PointInfo[], Map<PointInfo, PointInfo | null> | null>();
+
+/**
+ * Each call point's innermost enclosing call (null: none), made once per function's
+ * points: ranges nest, so one sweep in source order with a stack of the calls still
+ * open (the search by definition is quadratic in the calls of a function for every
+ * one of them: 40 s of the TypeScript compiler's 21,688 functions). Null where two
+ * calls share one range: there the definition is asked.
+ */
+export function innermostCalls(points: readonly PointInfo[]): Map<PointInfo, PointInfo | null> | null {
+  const known = innermost.get(points);
+  if (known !== undefined) return known;
+  const calls = points.filter((q) => q.kind === 'call').sort((a, b) => a.pos - b.pos || b.end - a.end);
+  let m: Map<PointInfo, PointInfo | null> | null = new Map();
+  const open: PointInfo[] = [];
+  for (const c of calls) {
+    while (open.length && open[open.length - 1].end < c.end) open.pop();
+    const top = open.length ? open[open.length - 1] : null;
+    if (top && top.pos === c.pos && top.end === c.end) { m = null; break; }
+    m.set(c, top);
+    open.push(c);
+  }
+  innermost.set(points, m);
+  return m;
 }
 
 /**

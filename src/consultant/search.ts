@@ -17,7 +17,7 @@ import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
 import { parseCallSite, splitFocus } from '../metrics/focus';
-import { calleeName, loopName, pointMatches } from '../analysis/point-select';
+import { calleeName, innermostCalls, loopName, pointMatches } from '../analysis/point-select';
 import type { PointInfo } from '../analysis/functions';
 import type { Prepared } from '../session/mechanisms/mechanism';
 import { codeLevel, codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
@@ -101,7 +101,27 @@ function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number;
     g.calls++;
     out.set(name, g);
   }
-  for (const [name, g] of out) g.inner = points.filter((p) => pointMatches(`inner:${name}`, p, points)).length;
+  const innermost = innermostCalls(points);
+  if (innermost === null) {
+    for (const [name, g] of out) g.inner = points.filter((p) => pointMatches(`inner:${name}`, p, points)).length;
+  } else {
+    // a call is inner to the call it is innermost in (point-select's isInnerCall): one pass
+    for (const q of innermost.values()) {
+      const name = q?.callee !== undefined ? calleeName(q.callee) : null;
+      const g = name ? out.get(name) : undefined;
+      if (g) g.inner++;
+    }
+  }
+  return out;
+}
+
+/** The callee names of a function's call sites (callSitesOf's keys, without counting). */
+function calleeNamesOf(points: readonly PointInfo[]): Set<string> {
+  const out = new Set<string>();
+  for (const p of points) {
+    const name = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
+    if (name) out.add(name);
+  }
   return out;
 }
 
@@ -226,7 +246,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (this.callers?.of !== fns) {
       const by = new Map<string, Set<string>>();
       for (const f of fns) {
-        for (const callee of callSitesOf(f.points).keys()) {
+        for (const callee of calleeNamesOf(f.points)) {
           const k = `${f.thread}\0${f.module}/${callee}`;
           let set = by.get(k);
           if (!set) by.set(k, (set = new Set()));
