@@ -560,9 +560,12 @@ export class PerformanceConsultant extends EventEmitter {
     const thread = parts.find((p) => p.startsWith('/Thread/'));
     const code = parts.find((p) => p.startsWith('/Code/'));
     const s = this.session;
-    const exists = (f: string) => this.nodes.some((x) => x.parent === n.id && x.focus === f);
+    // a module's children can be its 21,688 functions: a set, not a search of every node for each
+    const children = this.childFoci(n);
+    /** f has no node under n yet (and is counted as having one from now on) */
+    const fresh = (f: string) => !children.has(f) && !!children.add(f);
     if (!thread && !code && s.threadIds.length > 1) {
-      for (const t of s.threadIds) { const f = `/Thread/${s.pid}/${t}`; if (!exists(f)) this.add(n, h, f); }
+      for (const t of s.threadIds) { const f = `/Thread/${s.pid}/${t}`; if (fresh(f)) this.add(n, h, f); }
       return;
     }
     if (!h.codeMetric) return;
@@ -570,15 +573,22 @@ export class PerformanceConsultant extends EventEmitter {
     const fns = (await this.functions()).filter((r) => r.thread === label);
     const join = (c: string) => [c, thread].filter(Boolean).join(',');
     if (!code) {
-      for (const m of [...new Set(fns.map((r) => r.module))].sort()) { const f = join(`/Code/${m}`); if (!exists(f)) this.add(n, h, f, m); }
+      for (const m of [...new Set(fns.map((r) => r.module))].sort()) { const f = join(`/Code/${m}`); if (fresh(f)) this.add(n, h, f, m); }
     } else if (this.isFunction(n)) {
       await this.refineInside(n, fns, join);
     } else if (this.level(n) === 'module' && fns.some((r) => r.module === code.slice(6))) {
       for (const r of fns.filter((x) => x.module === code.slice(6))) {
         const f = join(`/Code/${r.module}/${r.function}`);
-        if (!exists(f)) this.add(n, h, f, `${r.module}:${r.line}`);
+        if (fresh(f)) this.add(n, h, f, `${r.module}:${r.line}`);
       }
     }
+  }
+
+  /** The foci of a node's children so far. */
+  private childFoci(n: SearchNode): Set<string> {
+    const out = new Set<string>();
+    for (const x of this.nodes) if (x.parent === n.id) out.add(x.focus);
+    return out;
   }
 
   /**
@@ -606,9 +616,10 @@ export class PerformanceConsultant extends EventEmitter {
     if (self < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
+    const children = this.childFoci(n);
     const add = (child: string, line: number): SearchNode | undefined => {
       const f = join(`/Code/${code}/${child}`);
-      if (!this.nodes.some((x) => x.parent === n.id && x.focus === f)) return this.add(n, h, f, `${fn.module}:${line}`);
+      if (!children.has(f)) { children.add(f); return this.add(n, h, f, `${fn.module}:${line}`); }
     };
     // Function.prototype.call and apply run a function of the program (tested at its own node)
     const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
