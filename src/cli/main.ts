@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // paranode command line: diagnose | run | attach | resources | metrics | calibrate | demo
+import './tool-code-cache';
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';
