@@ -23,10 +23,18 @@ export function openCacheDir(env: NodeJS.ProcessEnv = process.env): string | nul
   if (!dir) return null;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = fs.lstatSync(dir);
-    if (!st.isDirectory() || st.uid !== os.userInfo().uid || (st.mode & 0o077) !== 0) return null;
-    return dir;
+    return ownerOnly(dir) ? dir : null;
   } catch {
     return null;
+  }
+}
+
+/** A directory (not a link to one) this user owns and no one else can enter; false if missing. */
+export function ownerOnly(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(dir);
+    return st.isDirectory() && st.uid === os.userInfo().uid && (st.mode & 0o077) === 0;
+  } catch {
+    return false;
   }
 }

@@ -7,17 +7,21 @@
 // limit (default 1024), 0 keeps everything. Files written in the last minute
 // are left alone: a program starting beside the tool may be about to read them.
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
-import { cacheDir } from './cache-dir';
+import { cacheDir, ownerOnly } from './cache-dir';
 
 export const DEFAULT_CACHE_MAX_MB = 1024;
 const YOUNG_MS = 60_000;
 
+/** PARANODE_CACHE_MAX as MB; undefined where it is unset or not a number. */
+function limitMb(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.PARANODE_CACHE_MAX?.trim();
+  return raw && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : undefined;
+}
+
 /** The limit in bytes, or null for none (PARANODE_CACHE_MAX=0); a value that is not a number is the default. */
 export function cacheLimit(env: NodeJS.ProcessEnv = process.env): number | null {
-  const raw = env.PARANODE_CACHE_MAX?.trim();
-  const mb = raw && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : DEFAULT_CACHE_MAX_MB;
+  const mb = limitMb(env) ?? DEFAULT_CACHE_MAX_MB;
   return mb === 0 ? null : Math.round(mb * 1024 * 1024);
 }
 
@@ -71,13 +75,12 @@ export function pruneCache(dir: string, maxBytes: number, now = Date.now()): Pru
 export function pruneStartupCache(env: NodeJS.ProcessEnv = process.env): Pruned | null {
   const dir = cacheDir(env);
   const max = cacheLimit(env);
-  const raw = env.PARANODE_CACHE_MAX?.trim();
-  if (raw && !/^\d+(\.\d+)?$/.test(raw)) process.stderr.write(`paranode: PARANODE_CACHE_MAX=${raw} is not a size in MB: the start-up cache is kept under ${DEFAULT_CACHE_MAX_MB} MB\n`);
-  if (!dir || max === null) return null;
+  if (env.PARANODE_CACHE_MAX?.trim() && limitMb(env) === undefined) {
+    process.stderr.write(`paranode: PARANODE_CACHE_MAX=${env.PARANODE_CACHE_MAX.trim()} is not a size in MB: the start-up cache is kept under ${DEFAULT_CACHE_MAX_MB} MB\n`);
+  }
+  // only the directory the agent would use: this user's alone
+  if (!dir || max === null || !ownerOnly(dir)) return null;
   try {
-    // only the directory the agent would use: this user's alone
-    const st = fs.lstatSync(dir);
-    if (!st.isDirectory() || st.uid !== os.userInfo().uid || (st.mode & 0o077) !== 0) return null;
     return pruneCache(dir, max);
   } catch {
     return null;

@@ -283,10 +283,11 @@ async function main(argv: string[]): Promise<void> {
       }
     });
 
+  // after a command that ran or reached a program: what it added to the start-up cache, trimmed to its limit (cache-prune.ts)
+  program.hook('postAction', (_program, command) => {
+    if (['run', 'diagnose', 'attach', 'ui', 'demo'].includes(command.name())) pruneStartupCache();
+  });
   await program.parseAsync(argv);
-  // what programs added to the start-up cache, trimmed to its limit (cache-prune.ts)
-  const sub = argv.slice(2).find((a) => !a.startsWith('-'));
-  if (sub && ['run', 'diagnose', 'attach', 'ui', 'demo'].includes(sub)) pruneStartupCache();
 }
 
 /** paranode run: launch under the tool, probes and metrics from the first line. */

@@ -95,7 +95,7 @@ type Fn = { module: string; line: number; function: string; thread: string; poin
 function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
   const out = new Map<string, { calls: number; line: number; inner: number }>();
   for (const p of points) {
-    const name = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
+    const name = callNameOf(p);
     if (!name) continue;
     const g = out.get(name) ?? { calls: 0, line: p.line, inner: 0 };
     g.calls++;
@@ -107,7 +107,7 @@ function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number;
   } else {
     // a call is inner to the call it is innermost in (point-select's isInnerCall): one pass
     for (const q of innermost.values()) {
-      const name = q?.callee !== undefined ? calleeName(q.callee) : null;
+      const name = q ? callNameOf(q) : null;
       const g = name ? out.get(name) : undefined;
       if (g) g.inner++;
     }
@@ -115,11 +115,16 @@ function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number;
   return out;
 }
 
+/** The callee name a point is a call site of (null: not a call, or a callee with no name). */
+function callNameOf(p: PointInfo): string | null {
+  return p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
+}
+
 /** The callee names of a function's call sites (callSitesOf's keys, without counting). */
 function calleeNamesOf(points: readonly PointInfo[]): Set<string> {
   const out = new Set<string>();
   for (const p of points) {
-    const name = p.kind === 'call' && p.callee !== undefined ? calleeName(p.callee) : null;
+    const name = callNameOf(p);
     if (name) out.add(name);
   }
   return out;
@@ -560,10 +565,7 @@ export class PerformanceConsultant extends EventEmitter {
     const thread = parts.find((p) => p.startsWith('/Thread/'));
     const code = parts.find((p) => p.startsWith('/Code/'));
     const s = this.session;
-    // a module's children can be its 21,688 functions: a set, not a search of every node for each
-    const children = this.childFoci(n);
-    /** f has no node under n yet (and is counted as having one from now on) */
-    const fresh = (f: string) => !children.has(f) && !!children.add(f);
+    const fresh = this.freshChild(n);
     if (!thread && !code && s.threadIds.length > 1) {
       for (const t of s.threadIds) { const f = `/Thread/${s.pid}/${t}`; if (fresh(f)) this.add(n, h, f); }
       return;
@@ -584,11 +586,14 @@ export class PerformanceConsultant extends EventEmitter {
     }
   }
 
-  /** The foci of a node's children so far. */
-  private childFoci(n: SearchNode): Set<string> {
-    const out = new Set<string>();
-    for (const x of this.nodes) if (x.parent === n.id) out.add(x.focus);
-    return out;
+  /**
+   * Whether a focus has no child node under n yet, counting it as one from then on. A
+   * module's children can be its 21,688 functions: one pass over the nodes, then a set.
+   */
+  private freshChild(n: SearchNode): (focus: string) => boolean {
+    const children = new Set<string>();
+    for (const x of this.nodes) if (x.parent === n.id) children.add(x.focus);
+    return (focus) => !children.has(focus) && !!children.add(focus);
   }
 
   /**
@@ -616,10 +621,10 @@ export class PerformanceConsultant extends EventEmitter {
     if (self < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
-    const children = this.childFoci(n);
+    const fresh = this.freshChild(n);
     const add = (child: string, line: number): SearchNode | undefined => {
       const f = join(`/Code/${code}/${child}`);
-      if (!children.has(f)) { children.add(f); return this.add(n, h, f, `${fn.module}:${line}`); }
+      if (fresh(f)) return this.add(n, h, f, `${fn.module}:${line}`);
     };
     // Function.prototype.call and apply run a function of the program (tested at its own node)
     const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
