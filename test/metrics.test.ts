@@ -349,6 +349,30 @@ test('exclusive CPU time ends at the exit, also where a finally block makes a ca
   assert.ok(got.get('cpu f')! < 0.25 * got.get('cpu spin')!, JSON.stringify([...got]));
 });
 
+test('exclusive CPU time stops from an outer call to its return whatever calls its receiver and arguments make, and a call site\'s at an await in them', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-nest-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-e', 'cpu@/Code/nested-calls.js/*', '-e', 'cpu@/Code/nested-calls.js',
+    '-e', 'cpu_inclusive@/Code/nested-calls.js/awaited/id()', '-e', 'cpu_inclusive@/Code/nested-calls.js/awaited', '--', process.execPath, 'nested-calls.js'],
+  { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'done\n');
+  const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics
+    .map((m) => [`${m.name} ${m.focus.replace('/Code/nested-calls.js', '') || '(module)'}`, m.total]));
+  const spin = got.get('cpu /spin')!;
+  // two spins of 1e8 and 21 of 1e5: well over a tenth of a second however fast the machine
+  assert.ok(spin > 0.1, JSON.stringify([...got]));
+  const shapes = ['nested', 'chain', 'template', 'arrow', 'calleeCall', 'defaults', 'fields', 'awaited', 'gen', 'main'];
+  // (before: each shape read the spins after it, about all of spin's time)
+  for (const f of shapes) assert.ok(got.get(`cpu /${f}`)! < 0.05 * spin, `${f}: ${JSON.stringify([...got])}`);
+  // the functions' own times add up to the module's, which holds them once each
+  const sum = [...got].filter(([k]) => /^cpu \/[^/]+$/.test(k)).reduce((a, [, v]) => a + v, 0);
+  assert.ok(Math.abs(got.get('cpu (module)')! - sum) < 0.05 * sum, JSON.stringify([...got]));
+  // the call site id() in awaited and awaited itself wait at the await while the program spins: not their CPU time
+  assert.ok(got.get('cpu_inclusive /awaited/id()')! < 0.05 * spin, JSON.stringify([...got]));
+  assert.ok(got.get('cpu_inclusive /awaited')! < 0.05 * spin, JSON.stringify([...got]));
+});
+
 test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
   // busy.js on one core beside two busy loops: it runs about a third of the time and waits the rest
   const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];

@@ -1,12 +1,13 @@
 // Which calls are inner to a call site (point-select's isInnerCall): the one-sweep
 // index against the definition (a call evaluated while another evaluates its
 // receiver or arguments, with no call between them), on known code and on every
-// function of a real parser.
+// function of a real parser; and which calls and suspensions are a function's
+// outer ones (those its exclusive timers stop and start around).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { analyzeScript, publicInfo, type PointInfo } from '../src/analysis/functions';
-import { calleeMatches, calleeName, innermostCalls, isInnerCall } from '../src/analysis/point-select';
+import { calleeMatches, calleeName, innermostCalls, isInnerCall, pointMatches } from '../src/analysis/point-select';
 
 const within = (a: PointInfo, b: PointInfo) => a !== b && b.pos <= a.pos && a.end <= b.end;
 /** The definition, searched (quadratic in the function's calls for each of them). */
@@ -44,4 +45,19 @@ test('inner calls: the index agrees with the definition at every call site of ev
     }
   }
   assert.ok(checked > 20000, `${checked} checks`);
+});
+
+test('outer calls and suspensions: none made while a call evaluates its receiver and arguments, by a parameter\'s default or in a class field', async () => {
+  const source = 'async function f(a = d()) { await g(h(await i)); j(); class K { x = k(); } await l; return m(await n); }';
+  const [points] = pointsOf(source);
+  const text = (p: PointInfo) => p.kind === 'call' ? p.callee! : `${p.kind}@${source.slice(p.pos).split(/[;)]/)[0]}`;
+  const sel = (s: string) => points.filter((p) => pointMatches(s, p, points)).map(text);
+  assert.deepEqual(sel('calls'), ['d', 'g', 'h', 'j', 'k', 'm']);
+  assert.deepEqual(sel('outercalls'), ['g', 'j', 'm']);
+  // `await g(...)` resumes after g returned: outside it; `await i` and `await n` are in h's and m's arguments
+  assert.deepEqual(sel('outerawait'), ['await@await g(h(await i', 'await@await l']);
+  assert.deepEqual(sel('outerresume').length, 2);
+  assert.deepEqual(sel('innerawait:h'), ['await@await i']);
+  assert.deepEqual(sel('innerresume:m').length, 1);
+  assert.deepEqual(sel('innerawait:g'), []);
 });

@@ -69,7 +69,7 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
     if ('noTryWrap' in fn) fs.push(fn.noTryWrap);
     f.push(fs);
     for (const p of fn.points) {
-      const pf = ('callee' in p ? 1 : 0) | ('simpleArgs' in p ? 2 : 0) | ('exit' in p ? 4 : 0);
+      const pf = ('callee' in p ? 1 : 0) | ('simpleArgs' in p ? 2 : 0) | ('exit' in p ? 4 : 0) | (p.otherFrame ? 8 : 0);
       ints.push(p.index, KINDS.indexOf(p.kind), EXITS.indexOf(p.exit), p.line, p.column, p.pos, p.end, pf);
       if (pf & 3) part.push([p.callee, p.simpleArgs]);
     }
@@ -286,6 +286,7 @@ class CachedFunction implements FunctionInfo {
       const p: PointInfo = { index: a[i], kind: KINDS[a[i + 1]], line: a[i + 3], column: a[i + 4], pos: a[i + 5], end: a[i + 6] };
       const pf = a[i + 7];
       if (pf & 4) p.exit = EXITS[a[i + 2]];
+      if (pf & 8) p.otherFrame = true;
       if (pf & 3) {
         const [callee, simpleArgs] = calls[callNo++] as [string, (string | null)[]];
         if (pf & 1) p.callee = callee;

@@ -29,6 +29,8 @@ export interface PointInfo {
   callee?: string;
   /** for calls: argument expressions a pre-call snippet may read without side effects */
   simpleArgs?: (string | null)[];
+  /** for calls: made in a frame of its own (a class field's initializer, a static block), not the function's */
+  otherFrame?: true;
 }
 
 export interface FunctionInfo {
@@ -398,6 +400,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
           const list = callArgs.get(f.index) ?? [];
           list.push([p, n.arguments, curCtx.thisReady]);
           callArgs.set(f.index, list);
+          if (!ctx.ownFrame) p.otherFrame = true;
           if (!ctx.ownFrame || n.start < f.node.body.start || isAssignTarget(n, parent)) f.passCalls.add(p.index);
           if (stmtStarts.has(n.start)) f.stmtCalls.add(p.index);
           // in `a?.b()` or `a?.b.c()` the call is skipped when a is nullish: a wrapper

@@ -1,5 +1,8 @@
 // Which points of a function a selector names (entry, exit, throw, calls,
-// call:<callee>, inner:<callee>, await, resume, loops (every loop's entry), trips
+// call:<callee>, inner:<callee>, innerawait:<callee> and innerresume:<callee>
+// (a call site's suspensions while it evaluates its receiver and arguments),
+// await, resume, outercalls, outerawait and outerresume (those not made while a
+// call evaluates its receiver and arguments), loops (every loop's entry), trips
 // (every loop's iterations); of one loop loop:<name> (its entry),
 // loopexit:<name>, trip:<name> (each iteration), loopawait:<name> and
 // loopresume:<name> (the function's suspensions inside it)). Call sites are a function's
@@ -19,7 +22,6 @@ export function calleeMatches(want: string, text: string): boolean {
   return text === want || text.endsWith('.' + want);
 }
 
-const within = (a: PointInfo, b: PointInfo) => a !== b && b.pos <= a.pos && a.end <= b.end;
 
 /**
  * The calls made while a call to `want` evaluates its receiver and arguments
@@ -28,34 +30,60 @@ const within = (a: PointInfo, b: PointInfo) => a !== b && b.pos <= a.pos && a.en
  */
 export function isInnerCall(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
   if (p.kind !== 'call') return false;
-  const m = innermostCalls(points);
-  if (m === null) return isInnerCallBySearch(want, p, points);
-  const q = m.get(p);
+  const q = enclosingCall(p, points);
   return !!q && q.callee !== undefined && calleeMatches(want, q.callee);
 }
 
-/** The same by its definition, for a function with two calls over one range (never seen from the parser; kept exact). */
-function isInnerCallBySearch(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
-  const calls = points.filter((q) => q.kind === 'call');
-  return calls.some((q) => q.callee !== undefined && calleeMatches(want, q.callee) && within(p, q) && !calls.some((r) => within(p, r) && within(r, q)));
+/** A suspension (await or yield, or the resumption after it) is made inside a call's receiver or arguments: `f(await x)`. */
+const suspension = (p: PointInfo) => p.kind === 'await' || p.kind === 'resume';
+
+/** Is p inside call q's range? A resumption is a point at the end of its await: one at a call's end is after the call. */
+const inside = (p: PointInfo, q: PointInfo) => p !== q && q.pos <= p.pos && p.end <= q.end && (p.kind === 'call' || p.pos < q.end);
+
+/** The innermost call whose receiver and arguments hold call or suspension p (null: none). */
+export function enclosingCall(p: PointInfo, points: readonly PointInfo[]): PointInfo | null {
+  const m = innermostCalls(points);
+  if (m !== null) return m.get(p) ?? null;
+  // by the definition, for a function with two calls over one range (never seen from the parser; kept exact)
+  const calls = points.filter((q) => q.kind === 'call' && inside(p, q));
+  return calls.find((q) => !calls.some((r) => r !== q && inside(r, q))) ?? null;
+}
+
+/**
+ * A point that a function's own exclusive timer stops and starts around: a call or
+ * suspension that is not made while another call evaluates its receiver and
+ * arguments (in `f(g(x))` only f's: g runs while f's timer is stopped already, and
+ * its post-call start would run it on through f), nor before the function's
+ * entry (a parameter's default), nor in a frame of its own (a class field).
+ */
+function isOuter(p: PointInfo, points: readonly PointInfo[]): boolean {
+  if (p.kind === 'call' && (p.otherFrame || p.pos < points[0].pos)) return false;
+  return enclosingCall(p, points) === null;
 }
 
 const innermost = new WeakMap<readonly PointInfo[], Map<PointInfo, PointInfo | null> | null>();
 
 /**
- * Each call point's innermost enclosing call (null: none), made once per function's
- * points: ranges nest, so one sweep in source order with a stack of the calls still
- * open (the search by definition is quadratic in the calls of a function for every
- * one of them: 40 s of the TypeScript compiler's 21,688 functions). Null where two
- * calls share one range: there the definition is asked.
+ * Each call and suspension point's innermost enclosing call (null: none), made once
+ * per function's points: ranges nest, so one sweep in source order with a stack of
+ * the calls still open (the search by definition is quadratic in the calls of a
+ * function for every one of them: 40 s of the TypeScript compiler's 21,688
+ * functions). Null where two calls share one range: there the definition is asked.
  */
 export function innermostCalls(points: readonly PointInfo[]): Map<PointInfo, PointInfo | null> | null {
   const known = innermost.get(points);
   if (known !== undefined) return known;
-  const calls = points.filter((q) => q.kind === 'call').sort((a, b) => a.pos - b.pos || b.end - a.end);
+  const swept = points.filter((q) => q.kind === 'call' || suspension(q)).sort((a, b) => a.pos - b.pos || b.end - a.end);
   let m: Map<PointInfo, PointInfo | null> | null = new Map();
   const open: PointInfo[] = [];
-  for (const c of calls) {
+  for (const c of swept) {
+    if (c.kind !== 'call') {
+      // not pushed; the innermost open call that holds it (those above it on the stack ended before it)
+      let i = open.length - 1;
+      while (i >= 0 && !inside(c, open[i])) i--;
+      m.set(c, i >= 0 ? open[i] : null);
+      continue;
+    }
     while (open.length && open[open.length - 1].end < c.end) open.pop();
     const top = open.length ? open[open.length - 1] : null;
     if (top && top.pos === c.pos && top.end === c.end) { m = null; break; }
@@ -105,11 +133,19 @@ export function pointMatches(sel: string, p: PointInfo, points: readonly PointIn
     case 'calls': return p.kind === 'call';
     case 'await': return p.kind === 'await';
     case 'resume': return p.kind === 'resume';
+    case 'outercalls': return p.kind === 'call' && isOuter(p, points);
+    case 'outerawait': return p.kind === 'await' && isOuter(p, points);
+    case 'outerresume': return p.kind === 'resume' && isOuter(p, points);
     case 'loops': return p.kind === 'loop';
     case 'trips': return p.kind === 'trip';
     default:
       if (sel.startsWith('call:')) return p.kind === 'call' && p.callee !== undefined && calleeMatches(sel.slice(5), p.callee);
       if (sel.startsWith('inner:')) return isInnerCall(sel.slice(6), p, points);
+      if (sel.startsWith('innerawait:') || sel.startsWith('innerresume:')) {
+        if (p.kind !== (sel.startsWith('innerawait:') ? 'await' : 'resume')) return false;
+        const q = enclosingCall(p, points);
+        return !!q && q.callee !== undefined && calleeMatches(sel.slice(sel.indexOf(':') + 1), q.callee);
+      }
       if (sel.startsWith('loop:') || sel.startsWith('loopexit:')) return p.kind === 'loop' && namedLoop(sel, points) === p;
       if (sel.startsWith('trip:')) return p.kind === 'trip' && namedLoop(sel, points) === points[p.index - 1];
       if (sel.startsWith('loopawait:') || sel.startsWith('loopresume:')) {

@@ -114,7 +114,9 @@ export function pathGlobToRegex(glob: string): string {
 
 /** The snippet context of a point selector. */
 export function pointClass(point: string): PointClass {
-  if (point === 'calls' || point.startsWith('call:') || point.startsWith('inner:')) return 'call';
+  if (point === 'calls' || point === 'outercalls' || point.startsWith('call:') || point.startsWith('inner:')) return 'call';
+  if (point === 'outerawait' || point.startsWith('innerawait:')) return 'await';
+  if (point === 'outerresume' || point.startsWith('innerresume:')) return 'resume';
   if (/^(loop|loopexit|trip):/.test(point) || point === 'trips' || point === 'loops') return 'loop';
   if (point.startsWith('loopawait:')) return 'await';
   if (point.startsWith('loopresume:')) return 'resume';

@@ -66,7 +66,7 @@ export type ListRef =
 export type ResourceRef = { kind: 'constraint'; index: number; pos: Pos } | { kind: 'var'; name: string; pos: Pos };
 
 /** a function's loops (each loop's entry) and trips (each iteration of each loop); a loop's entry, exit, trips, await and resume (the function's, inside the loop) */
-export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'inner' | 'await' | 'resume' | 'loops' | 'trips';
+export type PointAttr = 'entry' | 'exit' | 'throw' | 'calls' | 'inner' | 'innerawait' | 'innerresume' | 'await' | 'resume' | 'outercalls' | 'outerawait' | 'outerresume' | 'loops' | 'trips';
 
 export interface PointRef { of: ResourceRef; attr: PointAttr; callee?: string; pos: Pos }
 

@@ -162,16 +162,17 @@ function evalBody(lib: MdlLibrary, body: Stmt[], part: FocusPart | undefined, na
     const r = resource(p.of, vars);
     if (r.kind === 'module') throw new FocusError(`${where}: ${r.path} is a module, which has no points (iterate over its .funcs)`);
     if (r.kind === 'callsite') {
-      // a call site's points: its calls (before and after each), and the calls its receiver and arguments make
-      if ((p.attr !== 'calls' && p.attr !== 'inner') || p.callee) throw new FocusError(`${where}: the call site ${r.path}/${r.callee}() has only the points .calls and .inner, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
-      return { resource: r.path, point: `${p.attr === 'calls' ? 'call' : 'inner'}:${r.callee}`, optional: r.optional };
+      // a call site's points: its calls (before and after each), the calls its receiver and arguments make, and their suspensions
+      const sel = p.callee ? undefined : ({ calls: 'call', inner: 'inner', innerawait: 'innerawait', innerresume: 'innerresume' } as Record<string, string>)[p.attr];
+      if (!sel) throw new FocusError(`${where}: the call site ${r.path}/${r.callee}() has only the points .calls, .inner, .innerawait and .innerresume, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
+      return { resource: r.path, point: `${sel}:${r.callee}`, optional: r.optional };
     }
     if (r.kind === 'loop') {
       const sel = p.callee ? null : loopSelector(p.attr, r.loop);
       if (!sel) throw new FocusError(`${where}: the loop ${r.path}/${r.loop} has only the points .entry, .exit, .trips, .await and .resume, not .${p.callee ? `call("${p.callee}")` : p.attr}`);
       return { resource: r.path, point: sel, optional: r.optional };
     }
-    if (p.attr === 'inner') throw new FocusError(`${where}: .inner is a point of a call site (/Code/<module>/<function>/<callee>()), not of the function ${r.path}`);
+    if (p.attr === 'inner' || p.attr === 'innerawait' || p.attr === 'innerresume') throw new FocusError(`${where}: .${p.attr} is a point of a call site (/Code/<module>/<function>/<callee>()), not of the function ${r.path}`);
     return { resource: r.path, point: p.callee ? `call:${p.callee}` : p.attr, optional: r.optional };
   };
   const walk = (stmts: Stmt[], vars: Map<string, Value>) => {

@@ -100,7 +100,10 @@ function tokenize(text: string, file: string): Tok[] {
 const AGGREGATES = new Set(['sum', 'avg', 'min', 'max']);
 const STYLES = new Set(['EventCounter', 'SampledFunction']);
 const BASES = new Set(['counter', 'wallTimer', 'processTimer', 'thread', 'path']);
-const POINTS: Record<string, PointAttr> = { entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', await: 'await', resume: 'resume', trips: 'trips', loops: 'loops' };
+const POINTS: Record<string, PointAttr> = {
+  entry: 'entry', exit: 'exit', return: 'exit', throw: 'throw', calls: 'calls', inner: 'inner', innerawait: 'innerawait', innerresume: 'innerresume',
+  await: 'await', resume: 'resume', outercalls: 'outercalls', outerawait: 'outerawait', outerresume: 'outerresume', trips: 'trips', loops: 'loops',
+};
 
 class Parser {
   private k = 0;
