@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import WebSocket from 'ws';
-import { Session } from '../src/api';
+import { Interrupted, Session } from '../src/api';
 import { CLOSE_PORT } from '../src/agent/port-close';
 import { AttachError, withPortLock } from '../src/inspector/process-control';
 import { CLI, FIXTURES, lineRequests, listensOnTcp, runNode, Target } from './support/helpers';
@@ -198,6 +198,43 @@ test('an attach that prepares several scripts for one request says how far it is
   assert.deepEqual(lines.map((l) => /preparing (\S+)/.exec(l)![1]).sort(), ['late-module.js', 'metrics-target.js']);
   assert.match(r.stderr, /paranode: detached after 1 s/);
   assert.equal((await t.request('calls 3', /calls (\d+)/))[1], '3', 'the target runs on');
+});
+
+test('a session\'s signal stops a request between the scripts it prepares: what it did is said, later requests are refused, the target runs on', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-stop-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  for (let k = 0; k < 8; k++) fs.writeFileSync(path.join(dir, `m${k}.js`), `function g0(x) { return x + ${k}; }\nfunction g1(x) { return g0(x); }\nmodule.exports = { g0, g1 };\n`);
+  const t = new Target(path.join(FIXTURES, 'many-modules.js'), [dir]);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  await t.request('load 0 8', /loaded 8/);
+  // the signal ends as the first of the request's eight scripts is begun (as --duration's end would)
+  const ac = new AbortController();
+  const said: string[] = [];
+  const s = await Session.attach(t.pid, { signal: ac.signal, progress: (m) => { said.push(m); if (/\(script 1 of \d+\)$/.test(m)) ac.abort(); } });
+  after(() => s.detach());
+  await assert.rejects(s.probe('/Code/**/m*.js/g0.entry: n++'), (e: Error) => e instanceof Interrupted && /^stopped preparing scripts for \S+ after 1 of 8: the session's time ended$/.test(e.message));
+  assert.equal(said.filter((m) => /^preparing /.test(m)).length, 1, said.join('\n'));
+  await assert.rejects(s.probe('/Code/**/m0.js/g1.entry: c++'), (e: Error) => e instanceof Interrupted && /not placed: the session's time ended$/.test(e.message));
+  await s.sample();
+  await s.detach();
+  // the script prepared before the end, and the others, run as they did
+  assert.equal((await t.request('call 0 4', /called (\d+)/))[1], '6');
+  assert.equal((await t.request('call 7 4', /called (\d+)/))[1], '34');
+});
+
+test('--duration that ended before the target is reached (paranode\'s own start took it): said, and the target is not touched', async () => {
+  const t = new Target(counted);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  for (const args of [['attach', String(t.pid), '-d', '0.001', '-p', '/Code/counted.js/f.entry: n++'], ['diagnose', '-d', '0.001', 'attach', String(t.pid)]]) {
+    const r = runNode([CLI, ...args]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^paranode: --duration 0\.001 s ended before the target was reached \(paranode took \d+\.\d\d s to start\)\n$/);
+  }
+  // no inspector was opened: the signal that opens it was never sent (a round trip lets any such line arrive first)
+  await t.request('1', /done/);
+  assert.doesNotMatch(t.err, /Debugger listening/);
 });
 
 test('attach: a port 9229 that another process closes as the tool connects is waited for, then the attach goes on', async () => {

@@ -1,7 +1,7 @@
 // The public library API: a facade that re-exports what a program using
 // paranode needs (the session itself lives in src/session).
 export { Session } from '../session/session';
-export { ParanodeError } from '../session/errors';
+export { Interrupted, ParanodeError } from '../session/errors';
 export type { SessionOptions, Resource, ProbeResult } from '../session/session';
 export type { MetricValue } from '../session/series';
 export type { ThreadLimits } from '../session/thread';

@@ -13,6 +13,7 @@ import { onStopSignals, signalStatus } from './signals';
 import { addUiOptions, openUi, type UiCliOpts } from './ui-option';
 import { addExportOptions, CliExports, type ExportCliOpts } from './export-options';
 import { sessionSource } from '../exports/readings';
+import { durationLeft } from './duration';
 
 export interface DiagnoseCliOpts extends UiCliOpts, ExportCliOpts {
   maxOverhead: number; maxTests?: number; duration?: number; testTime: number; threshold: Record<string, number>;
@@ -47,7 +48,7 @@ export function addDiagnoseOptions(cmd: Command): Command {
     .option('--max-overhead <limit>', "the perturbation limit: instrumentation may take at most this share of a thread's time ('none': no limit)", parseFraction('--max-overhead'), 0.05)
     .addHelpText('after', '\nExamples:\n  paranode diagnose -- node app.js\n  paranode diagnose --max-overhead 2% --duration 60 attach 12345\n  paranode diagnose -t cpu_bound=10% --json report.json -- node build.js')
     .option('--max-tests <n>', 'also test at most this many refinements at once (default: as many as the cost limit allows)', pos('--max-tests'))
-    .option('-d, --duration <seconds>', 'search this long, following phases (default: stop when the search is complete)', pos('--duration'))
+    .option('-d, --duration <seconds>', 'end the search this many seconds after the command started, following phases (default: when the search is complete)', pos('--duration'))
     .option('--test-time <seconds>', 'how long each test observes', pos('--test-time'), 1)
     .option('-t, --threshold <hypothesis=value>', `change a hypothesis's threshold, e.g. cpu_bound=10% (repeatable; ${HYPOTHESES.map((h) => `${h.name} ${Math.round(h.threshold * 100)}%`).join(', ')})`, thresholdArg, {} as Record<string, number>)
     .option('--hypotheses <names>', 'test only these (comma-separated)', (v: string) => {
@@ -104,7 +105,8 @@ function liveView(c: PerformanceConsultant): void {
 }
 
 /** Run a diagnosis and print it; returns it (and the launched program's process, if any). */
-export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts, extra: { cwd?: string } = {}): Promise<Diagnosis> {
+/** extra.since: performance.now() when this diagnosis began (--duration counts from it; default the command's start) */
+export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts, extra: { cwd?: string; since?: number } = {}): Promise<Diagnosis> {
   const lib = MdlLibrary.standard();
   for (const f of opts.mdl) lib.loadFile(f);
   const ac = new AbortController();
@@ -135,7 +137,8 @@ export async function runDiagnose(target: DiagnoseTarget, opts: DiagnoseCliOpts,
     // the search's metric instances, as its tests enable and disable them
     exports = await CliExports.open(opts, (m) => process.stderr.write(`paranode: ${m}\n`));
     const { diagnosis: result, session } = await diagnose(target, {
-      maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration, testSeconds: opts.testTime,
+      // --duration counts from the command's start, as run's and attach's do
+      maxOverhead: opts.maxOverhead, maxTests: opts.maxTests, durationSeconds: opts.duration && durationLeft(opts.duration, extra.since) / 1000, testSeconds: opts.testTime,
       thresholds: opts.threshold, hypotheses: opts.hypotheses, intervalMs: opts.interval, signal: ac.signal, library: lib, cwd: extra.cwd,
       progress: (m) => process.stderr.write(`paranode: ${m}\n`),
       onStart: (c, s) => {

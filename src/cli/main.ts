@@ -8,6 +8,8 @@ import { faultPoint } from '../inspector/fault-injection';
 import { parseProbes } from '../instrument/probe';
 import { loopName } from '../analysis/point-select';
 import { callPathProbes, Session } from '../session/session';
+import { Interrupted } from '../session/errors';
+import { durationEnd } from './duration';
 import { parsePathLength, type PathLength } from '../data/call-path-profile';
 import { formatOf } from '../data/profile-export';
 import { calibration } from '../cost/calibration';
@@ -85,7 +87,8 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports): Promise<void> {
+
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports, end?: AbortSignal): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   exports?.add(sessionSource(s, { manager: mm, pathLength: opts.pathLength }));
   let lines = 0;
@@ -123,7 +126,11 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     process.exit(signalStatus(sig));
   });
   // the whole run is bounded: what attaching and placing took is counted
-  if (opts.duration) setTimeout(() => { void stop(`detached after ${opts.duration} s`); }, Math.max(0, opts.duration * 1000 - process.uptime() * 1000)).unref();
+  if (end) {
+    const ended = () => { void stop(`detached after ${opts.duration} s`); };
+    if (end.aborted) ended();
+    else end.addEventListener('abort', ended, { once: true });
+  }
   void faultPoint('sampling');
   await s.waitForExit();
   signals.off();
@@ -279,7 +286,7 @@ async function main(argv: string[]): Promise<void> {
       for (const n of names) if (!DEMOS[n]) throw new InvalidArgumentError(`unknown demo "${n}" (demos: ${Object.keys(DEMOS).join(', ')}, metrics)`);
       for (const n of names.length ? names : Object.keys(DEMOS)) {
         process.stderr.write(`\nparanode: demo ${n}: ${DEMOS[n]}\nparanode: paranode diagnose -- node demo/${n}.js 60\n`);
-        await runDiagnose({ command: [process.execPath, `${n}.js`, '60'] }, { ...opts, stop: true }, { cwd: dir });
+        await runDiagnose({ command: [process.execPath, `${n}.js`, '60'] }, { ...opts, stop: true }, { cwd: dir, since: performance.now() });
       }
     });
 
@@ -293,7 +300,7 @@ async function main(argv: string[]): Promise<void> {
 /** paranode run: launch under the tool, probes and metrics from the first line. */
 async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
   needsCallPaths(opts);
-  const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress };
+  const limits = { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress, signal: durationEnd(opts.duration) };
   const signals = new EarlySignals();
   // a call-path profile's probes stand from the program's first line, as -p probes do
   const probes = [...opts.probe, ...callPathProbes(opts.callPaths)];
@@ -316,7 +323,7 @@ async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
       ui.addSession(s, `${command.join(' ')} (pid ${s.pid})`);
       await ui.useManager(mm ??= new MetricManager([s], lib));
     }
-    await session(s, opts, mm, signals, ui, exports);
+    await session(s, opts, mm, signals, ui, exports, limits.signal);
   } finally {
     await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }
@@ -338,10 +345,12 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
   try {
     exports = await CliExports.open(opts, progress);
     if (ui) await calibration({ progress });
-    const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress });
+    const end = durationEnd(opts.duration);
+    const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress, signal: end });
     // attached, the inspector port closed again (at normal priority: the port stays open no
     // longer than it must): the tool yields the CPU before it prepares the probes' scripts
     yieldCpu(opts.nice);
+    let mm: MetricManager | undefined;
     try {
       await faultPoint('placement');
       for (const [k, p] of opts.probe.entries()) {
@@ -358,7 +367,6 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
         const r = await s.profileCallPaths(opts.callPaths);
         if (!opts.quiet) process.stderr.write(`paranode: call-path profile placed at ${r.placed} point(s): ${opts.callPaths.join(', ')}\n`);
       }
-      let mm: MetricManager | undefined;
       if (enables.length || ui) {
         mm = new MetricManager([s], lib);
         mm.on('progress', progress);
@@ -369,11 +377,15 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
         ui.addSession(s, `process ${pid}`);
         await ui.useManager(mm);
       }
-      await session(s, opts, mm, signals, ui, exports);
     } catch (e) {
-      await s.detach().catch(() => undefined);
-      throw e;
+      // --duration ended while placing: what was placed is sampled, reported and taken out as at any detach
+      if (!(e instanceof Interrupted)) {
+        await s.detach().catch(() => undefined);
+        throw e;
+      }
+      s.notes.push(e.message);
     }
+    await session(s, opts, mm, signals, ui, exports, end);
   } finally {
     await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }

@@ -4,6 +4,7 @@
 import { Session, SessionOptions } from '../session/session';
 import { busySamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
+import { Interrupted, ParanodeError } from '../session/errors';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { calleeName, loopNamed } from '../analysis/point-select';
@@ -15,7 +16,10 @@ import { diagnosis, Diagnosis, Hottest, HOTTEST } from './report';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
 export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
-  /** stop after this many seconds (default: when the search is complete) */
+  /**
+   * stop after this many seconds from the call, calibration and attaching included
+   * (default: when the search is complete)
+   */
   durationSeconds?: number;
   /** sampling interval, ms (default 200) */
   intervalMs?: number;
@@ -23,7 +27,7 @@ export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
   progress?: (msg: string) => void;
   /** called with the consultant once it runs (live views listen to its 'node' and 'tick' events) */
   onStart?: (c: PerformanceConsultant, s: Session) => void;
-  /** ends the search early (the diagnosis covers what was found) */
+  /** ends the search early (the diagnosis covers what was found); a request placing code then stops between scripts */
   signal?: AbortSignal;
   library?: MdlLibrary;
 }
@@ -36,9 +40,17 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   for (const n of opts.hypotheses ?? []) hypothesis(n);
   const mm = new MetricManager([], opts.library ?? MdlLibrary.standard());
   if (opts.progress) mm.on('progress', opts.progress);
+  // the duration bounds the whole call; its end, or the caller's signal, ends the search
+  const t0 = performance.now();
+  const end = AbortSignal.any([...(opts.durationSeconds ? [AbortSignal.timeout(Math.ceil(opts.durationSeconds * 1000))] : []), ...(opts.signal ? [opts.signal] : [])]);
   // measured before the program is touched, not while it runs
   await mm.costCalibration();
-  const s = 'pid' in target ? await Session.attach(target.pid, opts) : await Session.launch(target.command, [], opts);
+  if (end.aborted && !opts.signal?.aborted) {
+    throw new ParanodeError(`the duration (${opts.durationSeconds} s) ended before the target was reached: measuring this machine's instrumentation costs took ` +
+      `${((performance.now() - t0) / 1000).toFixed(1)} s (once: they are kept for the next runs)`);
+  }
+  const sopts = { ...opts, signal: end };
+  const s = 'pid' in target ? await Session.attach(target.pid, sopts) : await Session.launch(target.command, [], sopts);
   mm.sessions.push(s);
   const c = new PerformanceConsultant(mm, opts);
   try {
@@ -47,17 +59,16 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     try {
       await c.start();
     } catch (e) {
-      // a target that exits while the search starts: the diagnosis covers what there was
-      if (!(e instanceof TargetGoneError)) throw e;
+      // a target that exits while the search starts, or the duration's end: the diagnosis covers what there was
+      if (!(e instanceof TargetGoneError) && !(e instanceof Interrupted)) throw e;
     }
     await new Promise<void>((resolve, reject) => {
-      const done = () => { clearTimeout(timer); resolve(); };
-      const timer = opts.durationSeconds ? setTimeout(done, opts.durationSeconds * 1000) : undefined;
+      const done = () => resolve();
       if (!opts.durationSeconds) c.once('complete', done);
-      c.once('error', (e: Error) => { clearTimeout(timer); reject(e); });
+      c.once('error', (e: Error) => reject(e));
       void s.waitForExit().then(done);
-      if (opts.signal?.aborted) done();
-      else opts.signal?.addEventListener('abort', done, { once: true });
+      if (end.aborted) done();
+      else end.addEventListener('abort', done, { once: true });
     });
     await c.stop();
     const explains = await callGraph(s, c.nodes);

@@ -13,6 +13,7 @@ import { EventEmitter } from 'events';
 import type { Session } from '../session/session';
 import { busySamples, type StackSamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
+import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import type { MetricInstance } from '../metrics/instance';
@@ -508,8 +509,9 @@ export class PerformanceConsultant extends EventEmitter {
       if (!pending && judged && this.completeAt === undefined) { this.completeAt = t; this.emit('complete'); }
       this.emit('tick');
     } catch (e) {
-      // a target that exits mid-search ends it through its exit; what was found stays
-      if (!this.stopped && !(e instanceof TargetGoneError)) this.emit('error', e);
+      // a target that exits mid-search ends it through its exit, the session's signal (the
+      // search's duration) through the stop that follows; what was found stays
+      if (!this.stopped && !(e instanceof TargetGoneError) && !(e instanceof Interrupted)) this.emit('error', e);
     } finally {
       this.busy = false;
     }

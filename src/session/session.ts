@@ -14,7 +14,7 @@ import { attachTarget, launchTarget } from '../inspector/process-control';
 import { processAlive } from '../inspector/pid-check';
 import { WorkerTransport } from '../inspector/worker-transport';
 import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
-import { ParanodeError } from './errors';
+import { Interrupted, ParanodeError } from './errors';
 import type { Prepared } from './mechanisms/mechanism';
 import { MAGLEV_ON } from './mechanisms/liveedit';
 import { builtinModuleMatch, toSpec } from './probe-spec';
@@ -386,6 +386,7 @@ export class Session extends EventEmitter {
    * Manager lists its placements itself).
    */
   async place(req: ProbeRequest, opts: { threads?: string[]; optional?: boolean; quiet?: boolean } = {}): Promise<ProbeResult> {
+    if (this.opts.signal?.aborted) throw new Interrupted(`${req.text} not placed: the session's time ended`);
     const text = req.text;
     const spec = toSpec(req, this.nextProbe++, this.timerKinds);
     await this.settled();

@@ -17,6 +17,7 @@ import { ThreadBreakpoints } from './mechanisms/breakpoints';
 import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
 import type { PlacedCounts } from './mechanisms/mechanism';
 import { R } from './target-runtime';
+import { Interrupted } from './errors';
 
 import type { PathFunction, PathRecord } from '../agent/call-paths';
 
@@ -59,6 +60,12 @@ export interface ThreadLimits {
   planLimitMs?: number;
   /** told of long work as it goes (each script a request LiveEdits, with its number and the total) */
   progress?: (message: string) => void;
+  /**
+   * once aborted (a run's --duration ended), a request stops preparing scripts and
+   * fails with Interrupted: a whole-program glob over an unprepared program
+   * LiveEdits hundreds of scripts, minutes of work
+   */
+  signal?: AbortSignal;
 }
 
 export class TargetThread {
@@ -88,9 +95,11 @@ export class TargetThread {
    * @param notes where to report what could not be done
    */
   private readonly progress: (message: string) => void;
+  private readonly signal?: AbortSignal;
 
   constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
     this.progress = limits.progress ?? (() => undefined);
+    this.signal = limits.signal;
     this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
     this.liveEdits = new ThreadLiveEdits(id, cdp, cwd, {
       maxPauseMs: limits.maxPauseMs ?? 2000, activeWaitMs: limits.activeWaitMs ?? 5000, planLimitMs: limits.planLimitMs ?? 60000,
@@ -299,6 +308,11 @@ export class TargetThread {
     const todo = (await this.unprepared(resource)).filter(({ script, functions }) => functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`)));
     for (const [k, { script }] of todo.entries()) {
       matched = true;
+      if (this.signal?.aborted) {
+        // the edits made are checked as usual (detach takes them out), the rest not made
+        if (applied.length) await this.liveEdits.verify(applied);
+        throw new Interrupted(`stopped preparing scripts for ${resource}${this.id ? ` in thread ${this.id}` : ''} after ${k} of ${todo.length}: the session's time ended`);
+      }
       // a whole-program glob can LiveEdit hundreds of scripts, one pause each: say how far it is
       if (todo.length > 1) this.progress(`preparing ${script.module}${this.id ? ` in thread ${this.id}` : ''} (script ${k + 1} of ${todo.length})`);
       const analysis = this.analyses.get(script.scriptId)!;
