@@ -88,7 +88,8 @@ export interface ScriptsPart {
 const SCRIPTS_PART = 1000;
 
 /** A probe's point that has no slot: the tool reaches it by a breakpoint, or reports it. */
-export interface FallbackPoint { no: number; fn: number; point: number; slot: number }
+/** where: the point's name, for a script prepared at load (the tool does not know it: its debugger may be off) */
+export interface FallbackPoint { no: number; fn: number; point: number; slot: number; where?: string }
 
 interface SnippetAt {
   probe: number;
@@ -682,7 +683,9 @@ export class Runtime {
         const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet, rec, f) };
         if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
         this.at.set(key, list);
-        if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') this.fallback.push({ no: rec.no, fn: f, point: p.index, slot });
+        if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') {
+          this.fallback.push({ no: rec.no, fn: f, point: p.index, slot, ...(rec.how === 'load' ? { where: `/Code/${rec.names[f]} ${describePoint(p)}` } : {}) });
+        }
         else if (rec.how === 'wrap') this.wrapped.set(spec.id, (this.wrapped.get(spec.id) ?? 0) + 1);
         else this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
         this.rebuild(key);

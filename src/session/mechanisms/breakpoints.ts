@@ -67,7 +67,7 @@ export class ThreadBreakpoints {
   whereOf(fp: FallbackPoint): string {
     const sc = this.scripts.get(fp.no);
     const fn = sc?.functions[fp.fn];
-    return fn ? `/Code/${fn.module ?? sc!.module}/${fn.name} ${describePoint(fn.points[fp.point])}` : `script ${fp.no}`;
+    return fn ? `/Code/${fn.module ?? sc!.module}/${fn.name} ${describePoint(fn.points[fp.point])}` : fp.where ?? `script ${fp.no}`;
   }
 
   /** Set (or share) the breakpoint of one point for a probe; returns why not if it cannot be. */
@@ -76,7 +76,10 @@ export class ThreadBreakpoints {
     const at = this.slotAt.get(key);
     if (at) { this.locations.get(at)!.parts.get(key)!.probes.add(probe); return null; }
     const sc = this.scripts.get(fp.no);
-    if (!sc) return 'no slot here and the script is not known to the tool';
+    if (!sc) {
+      return fp.where ? 'no slot here (a call in an optional chain, a throw\'s operand, code inside with) in a program prepared at load, whose debugger stays off'
+        : 'no slot here and the script is not known to the tool';
+    }
     const fn = sc.functions[fp.fn];
     const p = fn.points[fp.point];
     if (fp.slot % 2 === 1) return 'a breakpoint cannot run code after a call returns (postInsn)';
