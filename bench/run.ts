@@ -28,6 +28,7 @@ import { benchDormant } from './dormant';
 import { benchWorkload } from './workload';
 import { benchUi } from './ui';
 import { benchRealApps } from './real-apps';
+import { benchWholeApp } from './whole-app';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   fig6: benchFig6,
@@ -53,6 +54,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   compensation: benchCompensation,
   ui: benchUi,
   'real-apps': benchRealApps,
+  'whole-app': benchWholeApp,
 };
 
 function usage(): never {
