@@ -373,6 +373,22 @@ test('exclusive CPU time stops from an outer call to its return whatever calls i
   assert.ok(got.get('cpu_inclusive /awaited')! < 0.05 * spin, JSON.stringify([...got]));
 });
 
+test('an await or yield that throws ends its wait: a rejection caught, propagated or caught after a finally, a generator\'s throw() and return()', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-awt-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-e', 'await_wait@/Code/await-throws.js/*', '-e', 'await_wait@/Code/await-throws.js',
+    '--', process.execPath, 'await-throws.js'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'done\n');
+  const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { focus: string; total: number }[] }).metrics
+    .map((m) => [m.focus.replace('/Code/await-throws.js', '') || '(module)', m.total]));
+  // (before: each read the idle second after it, and the module all of it)
+  for (const f of ['caught', 'propagates', 'afterFinally', 'thrownInto', 'returnedAt']) assert.ok(got.get(`/${f}`)! < 0.1, `${f}: ${JSON.stringify([...got])}`);
+  // the timer still times a real wait
+  assert.ok(got.get('/sleeper')! > 0.25 && got.get('/sleeper')! < 0.9, JSON.stringify([...got]));
+  assert.ok(got.get('(module)')! < got.get('/sleeper')! + 0.1, JSON.stringify([...got]));
+});
+
 test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
   // busy.js on one core beside two busy loops: it runs about a third of the time and waits the rest
   const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];

@@ -309,6 +309,12 @@ export interface AnalyzedFunction extends FunctionInfo {
   passCalls: Set<number>;
   /** call points that begin an expression statement of a statement list: a wrapper opening with '(' there needs a ';' */
   stmtCalls: Set<number>;
+  /**
+   * where the function's own catch and finally blocks begin (after their '{'): an await or
+   * yield that throws there (a rejected promise, a generator's throw() or return()) skips
+   * its resume slot, which the rewrite then runs there
+   */
+  handlerStarts: number[];
 }
 
 /**
@@ -376,6 +382,7 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         pointNoSlot: new Map(),
         passCalls: new Set(),
         stmtCalls: new Set(),
+        handlerStarts: [],
       };
       if (n.body.type === 'BlockStatement') {
         const why = tryWrapConflict(bodyStmts, curStrict, new Set(f.params.filter((x): x is string => !!x)));
@@ -418,6 +425,9 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
         addPoint(f, 'await', n.start, n);
         addPoint(f, 'resume', n.end, n);
+      } else if (n.type === 'TryStatement') {
+        if (n.handler) f.handlerStarts.push(n.handler.body.start + 1);
+        if (n.finalizer) f.handlerStarts.push(n.finalizer.start + 1);
       } else if (n.type === 'Identifier' && n.name === 'eval') f.usesEval = true;
       else if (n.type === 'WithStatement') f.usesEval = true;
       else if (n.type === 'VariableDeclaration' && n.kind !== 'var') {

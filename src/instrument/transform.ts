@@ -46,7 +46,10 @@
 //                                                    fields and static blocks, which run in frames of
 //                                                    their own; `f() = 1`): the pass-through keeps it
 //              callee text untouched in both
-//   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption
+//   await      $pnP(G,r,await $pnP(G,a,(X)))         suspension and resumption; at load, in a function
+//              with the exit finally: $pnP(G,r,await $pnP(G,a,(X),$pnA=r),$pnA=0), and its catch
+//              and finally blocks and exit begin with $pnA&&($pnP(G,$pnA),$pnA=0): the resume
+//              slot of an await or yield that threw
 //   loop       {if(G)G[e]();try{L: for(...)...}finally{if(G)G[e+1]()}}   entry and exit, labels inside
 //   trip       for(...){if(G)G[t]();...}  or  for(...){if(G)G[t]();stmt}   each iteration (load only)
 // Points where a slot would be observable (inside `with`, a call in an optional
@@ -137,12 +140,19 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
       !f.points.some((q) => (q.exit === 'return' || q.exit === 'end') && f.pointNoSlot.has(q.index));
     // a generator with a return that has no slot: a flag marks suspension, a catch the exception
     const genFlag = mode === 'load' && f.isGenerator && blockBody && tryWrap && throwPoint >= 0 && !exitLocal;
-    const exitOpen = `var $pnK=${2 * throwPoint},$pnR;try{`;
+    // An await or yield that throws (a rejected promise, a generator's throw() or return() there)
+    // skips its resume slot: the suspension notes the resume slot in $pnA and the resumption
+    // clears it, so the function's catch and finally blocks, and its exit, run the one left
+    // (else an await's timer, started at the suspension, ran on for good)
+    const pending = (exitLocal || genFlag) && f.points.some((q) => q.kind === 'resume' && !f.pointNoSlot.has(q.index));
+    const resumeLeft = pending ? `$pnA&&($pnP(${G},$pnA),$pnA=0);` : '';
+    const exitOpen = `var $pnK=${2 * throwPoint},$pnR${pending ? ',$pnA=0' : ''};try{`;
     // call sites with locals of their own, declared with the entry slot (a function prepared at load)
     const temps = mode === 'load' && !f.pointNoSlot.has(0) && f.points[0]?.kind === 'entry' ? callTemps(f) : null;
     const tempDecl = temps?.count ? `var $pnV,${Array.from({ length: temps.count }, (_, d) => `$pnc${d}`).join(',')};` : '';
     const callOpened = new Set<number>();
-    const exitClose = `}finally{if(${G})$pnP(${G},$pnK,$pnR)}`;
+    const exitClose = `}finally{${resumeLeft}if(${G})$pnP(${G},$pnK,$pnR)}`;
+    if (pending) for (const at of f.handlerStarts) plain(f.index, throwPoint, at, resumeLeft, 2);
 
     for (const p of f.points) {
       const pn = f.pointNodes[p.index];
@@ -154,7 +164,7 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           if (blockBody) {
             const { pos, sep } = entryAt!;
             plain(f.index, p.index, pos, `${sep}if(${G})${G}[${slot}](${args});${tempDecl}`, 2);
-            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? 'var $pnT;try{' : exitLocal ? exitOpen : 'try{', 2);
+            if (tryWrap && throwPoint >= 0) plain(f.index, throwPoint, pos, genFlag ? `var $pnT${pending ? ',$pnA=0' : ''};try{` : exitLocal ? exitOpen : 'try{', 2);
           } else if (mode === 'load') {
             const from = arrowBodyStart(source, node);
             const exitPoint = f.points.find((q) => q.exit === 'return')!;
@@ -187,9 +197,9 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
               if (mode !== 'load' || !tryWrap) noSlot(p.index, 'no try wrapper possible here');
             } else if (tryWrap) {
               // ends in ';' so that V8's diff cannot slide it past the closing brace
-              const closed = genFlag ? `finally{if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
+              const closed = genFlag ? `finally{${resumeLeft}if($pnT===2&&${G})${G}[${2 * endPoint}]()}` : '';
               // (a generator's throw() at a yield throws while the flag says suspended: the catch clears it, one exit)
-              plain(f.index, p.index, endAt, exitLocal ? `${exitClose};` : `}catch($pnE){${genFlag ? '$pnT=0;' : ''}if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
+              plain(f.index, p.index, endAt, exitLocal ? `${exitClose};` : `}catch($pnE){${resumeLeft}${genFlag ? '$pnT=0;' : ''}if(${G})${G}[${slot}]();throw $pnE}${closed};`, endPhase);
             } else noSlot(p.index, f.noTryWrap ?? 'body declares let/const/class/function at top level (LiveEdit would drop it)');
           }
           break;
@@ -212,7 +222,8 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           const rslot = 2 * resume.index;
           // in a generator, a yield notes the end slot (or sets the flag) while suspended (extra arguments, evaluated in order)
           const flag = f.isGenerator && (exitLocal || genFlag) && pn!.type === 'YieldExpression';
-          const [suspended, resumed] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
+          const [suspended0, resumed0] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
+          const [suspended, resumed] = pending ? [`${suspended0},$pnA=${rslot}`, `${resumed0},$pnA=0`] : [suspended0, resumed0];
           if (pn!.argument) {
             wrap(f.index, resume.index, pn!.start, pn!.end, `$pnP(${G},${rslot},`, `${resumed})`);
             wrap(f.index, p.index, pn!.argument.start, pn!.argument.end, `$pnP(${G},${slot},(`, `)${suspended})`);
