@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { test } from 'node:test';
 import { analyzeScript, publicInfo, type PointInfo } from '../src/analysis/functions';
 import { calleeMatches, calleeName, innermostCalls, isInnerCall, pointMatches } from '../src/analysis/point-select';
+import { callSitesOf } from '../src/consultant/search';
 
 const within = (a: PointInfo, b: PointInfo) => a !== b && b.pos <= a.pos && a.end <= b.end;
 /** The definition, searched (quadratic in the function's calls for each of them). */
@@ -60,4 +61,10 @@ test('outer calls and suspensions: none made while a call evaluates its receiver
   assert.deepEqual(sel('innerawait:h'), ['await@await i']);
   assert.deepEqual(sel('innerresume:m').length, 1);
   assert.deepEqual(sel('innerawait:g'), []);
+});
+
+test('the consultant\'s call sites count inner calls only, not the suspensions the index also holds', () => {
+  const [points] = pointsOf('async function f() { await g(h(await x), k()); h(1); }');
+  const sites = callSitesOf(points);
+  assert.deepEqual([...sites].map(([n, g]) => [n, g.calls, g.inner]).sort(), [['g', 1, 2], ['h', 2, 0], ['k', 1, 0]]);
 });

@@ -87,7 +87,6 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-
 async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports, end?: AbortSignal): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   exports?.add(sessionSource(s, { manager: mm, pathLength: opts.pathLength }));

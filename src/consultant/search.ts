@@ -93,7 +93,7 @@ function anonymousOf(counts: ReadonlyMap<string, number>, module: string): strin
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[]; prepared: Prepared };
 
 /** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
-function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
+export function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
   const out = new Map<string, { calls: number; line: number; inner: number }>();
   for (const p of points) {
     const name = callNameOf(p);
@@ -107,8 +107,9 @@ function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number;
     for (const [name, g] of out) g.inner = points.filter((p) => pointMatches(`inner:${name}`, p, points)).length;
   } else {
     // a call is inner to the call it is innermost in (point-select's isInnerCall): one pass
-    for (const q of innermost.values()) {
-      const name = q ? callNameOf(q) : null;
+    // (the index holds suspensions too: not calls)
+    for (const [p, q] of innermost) {
+      const name = q && p.kind === 'call' ? callNameOf(q) : null;
       const g = name ? out.get(name) : undefined;
       if (g) g.inner++;
     }
