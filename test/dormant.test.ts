@@ -165,7 +165,7 @@ test('dormant: a second tool gets an error naming the first; the first keeps its
   const s = await Session.attach(t.pid);
   await s.probe('/Code/dormant-target.js/f.entry: n++');
   // the second tool is another process: the CLI
-  const second = runNode([path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'attach', '-q', '-d', '1', String(t.pid)]);
+  const second = runNode([path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'attach', '-q', '-d', '60', String(t.pid)]);
   assert.notEqual(second.status, 0);
   assert.match(second.stderr, new RegExp(`process ${t.pid}: already attached by paranode \\(pid ${process.pid}: `));
   // and through the library, in this process

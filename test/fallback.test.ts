@@ -2,12 +2,11 @@
 // breakpoints (a script whose function stays active, a script refused for its
 // LiveEdit pause) and wrapping (the exports of Node.js's built-in modules).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import type { Cdp } from '../src/inspector/cdp';
-import { CLI, FIXTURES, LIVEEDIT, noLiveEdit, programOutput, Target } from './support/helpers';
+import { CLI, FIXTURES, LIVEEDIT, noLiveEdit, programOutput, runNodeUntil, Target } from './support/helpers';
 
 const fallback = path.join(FIXTURES, 'fallback.js');
 
@@ -76,7 +75,7 @@ test('a script refused for its LiveEdit pause is reached by a breakpoint instead
   assert.match((await t.request('v', /version (\S+)/))[1], /^\d/);
 
   // the command line says the same, at once
-  const cli = spawnSync(process.execPath, [CLI, 'attach', String(t.pid), '-d', '0.5', '-p', '/Code/**/typescript.js/createSourceFile@33019.entry: c++'], { encoding: 'utf8', cwd: FIXTURES });
+  const cli = await runNodeUntil([CLI, 'attach', String(t.pid), '-p', '/Code/**/typescript.js/createSourceFile@33019.entry: c++'], /paranode: probe 1 placed at/);
   assert.equal(cli.status, 0, cli.stderr);
   assert.match(cli.stderr, /paranode: probe 1 placed at \d+ point\(s\) \(\d+ by breakpoint\): /);
   assert.match(cli.stderr, LIVEEDIT ? /note: refused to LiveEdit .*typescript\.js: it would pause the target for about \d+ ms/ : /note: this Node's V8 has no LiveEdit .*typescript\.js is reached by breakpoints/);

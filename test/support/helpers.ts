@@ -90,6 +90,22 @@ export function runNode(args: string[], cwd = FIXTURES): { stdout: string; stder
   return { stdout: r.stdout, stderr: r.stderr, status: r.status };
 }
 
+/**
+ * The CLI run until its stderr matches `re` (a placement said, say), then sent SIGINT
+ * (it detaches at once): for a test of what an attach says, with no --duration to guess.
+ */
+export async function runNodeUntil(args: string[], re: RegExp, cwd = FIXTURES): Promise<{ stderr: string; status: number | null }> {
+  const tool = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let sent = false;
+  tool.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+    if (!sent && re.test(stderr)) { sent = true; tool.kill('SIGINT'); }
+  });
+  const status = await new Promise<number | null>((r) => tool.once('close', (c) => r(c)));
+  return { stderr, status };
+}
+
 /** Output of a program launched by Session.launch(..., { stdio: 'pipe' }), awaitable by pattern. */
 export function programOutput(child: ChildProcess): { until: (re: RegExp) => Promise<void>; send: (line: string) => void } {
   let out = '';
