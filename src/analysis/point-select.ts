@@ -22,14 +22,17 @@ export function calleeMatches(want: string, text: string): boolean {
   return text === want || text.endsWith('.' + want);
 }
 
-
 /**
  * The calls made while a call to `want` evaluates its receiver and arguments
  * (`a().b(c())`: a() and c() for b), outermost only: a call-site timer stops
  * around them, so that a chain of calls does not count its links twice.
  */
 export function isInnerCall(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
-  if (p.kind !== 'call') return false;
+  return p.kind === 'call' && insideCallTo(want, p, points);
+}
+
+/** Is call or suspension p made while a call to `want` evaluates its receiver and arguments (outside any call in them)? */
+function insideCallTo(want: string, p: PointInfo, points: readonly PointInfo[]): boolean {
   const q = enclosingCall(p, points);
   return !!q && q.callee !== undefined && calleeMatches(want, q.callee);
 }
@@ -141,11 +144,8 @@ export function pointMatches(sel: string, p: PointInfo, points: readonly PointIn
     default:
       if (sel.startsWith('call:')) return p.kind === 'call' && p.callee !== undefined && calleeMatches(sel.slice(5), p.callee);
       if (sel.startsWith('inner:')) return isInnerCall(sel.slice(6), p, points);
-      if (sel.startsWith('innerawait:') || sel.startsWith('innerresume:')) {
-        if (p.kind !== (sel.startsWith('innerawait:') ? 'await' : 'resume')) return false;
-        const q = enclosingCall(p, points);
-        return !!q && q.callee !== undefined && calleeMatches(sel.slice(sel.indexOf(':') + 1), q.callee);
-      }
+      if (sel.startsWith('innerawait:')) return p.kind === 'await' && insideCallTo(sel.slice(11), p, points);
+      if (sel.startsWith('innerresume:')) return p.kind === 'resume' && insideCallTo(sel.slice(12), p, points);
       if (sel.startsWith('loop:') || sel.startsWith('loopexit:')) return p.kind === 'loop' && namedLoop(sel, points) === p;
       if (sel.startsWith('trip:')) return p.kind === 'trip' && namedLoop(sel, points) === points[p.index - 1];
       if (sel.startsWith('loopawait:') || sel.startsWith('loopresume:')) {
