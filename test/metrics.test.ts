@@ -389,6 +389,31 @@ test('an await or yield that throws ends its wait: a rejection caught, propagate
   assert.ok(got.get('(module)')! < got.get('/sleeper')! + 0.1, JSON.stringify([...got]));
 });
 
+test('for await: its implicit awaits are suspensions (waiting counted, CPU time not), however the loop ends', () => {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-fa-')), 'out.json');
+  after(() => fs.rmSync(path.dirname(json), { recursive: true, force: true }));
+  const code = '/Code/for-await.js';
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', '--json', json, '-e', `await_wait@${code}/*`, '-e', `cpu_inclusive@${code}/*`,
+    '-e', `loop_trips@${code}/consume/loop@10`, '-e', `cpu_inclusive@${code}/consume/loop@10`, '--', process.execPath, 'for-await.js'], { cwd: FIXTURES, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, '3 early 1 no 1 no 1 no\ndone\n');
+  const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics
+    .map((m) => [`${m.name} ${m.focus.replace(code, '')}`, m.total]));
+  const show = JSON.stringify([...got]);
+  // three ticks of 100 ms, then two before the break (before: 0, no await was seen)
+  assert.ok(got.get('await_wait /consume')! > 0.27 && got.get('await_wait /consume')! < 0.6, show);
+  assert.ok(got.get('await_wait /early')! > 0.17 && got.get('await_wait /early')! < 0.5, show);
+  // the interval's spins ran while they waited: not their CPU time (before: about all of it)
+  assert.ok(got.get('cpu_inclusive /spin')! > 0.15, show);
+  for (const f of ['consume', 'early', 'consume/loop@10']) assert.ok(got.get(`cpu_inclusive /${f}`)! < 0.05, `${f}: ${show}`);
+  // left by an exception or a rejected next(): no timer left running through the idle second
+  for (const f of ['thrown', 'rejected']) {
+    assert.ok(got.get(`await_wait /${f}`)! < 0.1, `${f}: ${show}`);
+    assert.ok(got.get(`cpu_inclusive /${f}`)! < 0.05, `${f}: ${show}`);
+  }
+  assert.equal(got.get('loop_trips /consume/loop@10'), 3, show);
+});
+
 test('cpu_wait: the time a thread was ready to run but waited for a CPU equals the scheduler\'s own count (Linux schedstat)', async () => {
   // busy.js on one core beside two busy loops: it runs about a third of the time and waits the rest
   const core = /Cpus_allowed_list:\s*(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1];

@@ -93,6 +93,16 @@ const CASES: Record<string, string> = {
     const fs = []; for (let i = 0; i < 3; i++) fs.push(() => i); function* gen(){ for (let i = 0; i < 3; i++) yield i; } const it = gen(); it.next();
     async function w(){ let s = 0; for await (const v of [Promise.resolve(1), 2]) s += await v; return s; }
     out.push(f(5), g(), h(), t(), fs.map((x) => x()), it.return(7), [...gen()], await w(), String(f).length, (function(){ for (var v = 0; v < 2; v++); return v; })());`,
+  'for await: every way its loop ends': `async function* gen(n){ try { for (let i = 0; i < n; i++) yield i; } finally { out.push('closed'); } }
+    async function all(){ let s = 0; L: for await(const x of(gen(4))) { if (x === 1) continue L; s += x; } return s; }
+    async function brk(){ for await (const x of gen(4)) if (x === 1) break; return 'b'; }
+    async function ret(){ for await (const x of [1, Promise.resolve(2), 3]) { if (x === 2) return x; } }
+    async function thr(){ try { for await (const x of gen(2)) throw new Error('t' + x); } catch (e) { return e.message; } }
+    async function rej(){ const it = { [Symbol.asyncIterator](){ return { next: () => Promise.reject(new Error('r')) }; } };
+      try { for await (const x of it) void x; } catch (e) { return e.message; } }
+    async function* relay(){ for await (const x of gen(3)) yield x * 10; }
+    const it = relay(); const first = await it.next(); const closed = await it.return(7);
+    out.push(await all(), await brk(), await ret(), await thr(), await rej(), first, closed, [1, 2].length);`,
   'call sites: nested, chained, at a statement start, in defaults, fields and static blocks': `function id2(x){ return x; } function mk(){ return () => id2; }
   var a = id2(1)
   id2(2)
@@ -107,6 +117,9 @@ const CASES: Record<string, string> = {
 /** cases in which no call throws: every call site's post-call slot runs once for each pre-call one */
 const CALLS_RETURN = new Set(['call sites: nested, chained, at a statement start, in defaults, fields and static blocks', 'return of a comma expression', 'arrow with no space after =>']);
 
+/** cases in which every suspension resumes (no generator is left suspended) */
+const AWAITS_RESUME = new Set(['for await: every way its loop ends']);
+
 /** cases where a call entered and its exit is not seen: a generator left suspended, a return inside `with` (reported unslotted) */
 const SUSPENDED = new Set(['getters, setters and computed methods', 'with: nothing of ours is looked up on its object']);
 
@@ -117,6 +130,7 @@ for (const [name, body] of Object.entries(CASES)) {
     const off = await runVariant(body, 'off');
     assert.equal(off, original, `slots off\n--- prepared:\n${preparedText(body)}`);
     const [entries, exits, loops, loopExits, trips, calls, rets] = [count('pn_entry'), count('pn_exit'), count('pn_loop'), count('pn_loopexit'), count('pn_trip'), count('pn_call'), count('pn_ret')];
+    const [awaits, resumes] = [count('pn_await'), count('pn_resume')];
     const on = await runVariant(body, 'on');
     assert.equal(on, original, `slots on\n--- prepared:\n${preparedText(body)}`);
     assert.ok(count('pn_entry') > entries, 'the counters ran');
@@ -125,6 +139,8 @@ for (const [name, body] of Object.entries(CASES)) {
     if (!SUSPENDED.has(name)) assert.equal(count('pn_exit') - exits, count('pn_entry') - entries, 'exits against entries');
     // every loop that started ended once (by its condition, break, continue to an outer label, return, throw, a generator closed in it)
     if (!SUSPENDED.has(name)) assert.equal(count('pn_loopexit') - loopExits, count('pn_loop') - loops, 'loop exits against loop entries');
+    // every suspension resumed once (an await or yield that threw, a for await's implicit ones)
+    if (AWAITS_RESUME.has(name)) assert.equal(count('pn_resume') - resumes, count('pn_await') - awaits, 'resumptions against suspensions');
     if (CALLS_RETURN.has(name)) {
       assert.ok(count('pn_call') > calls, 'the call sites\' counters ran');
       assert.equal(count('pn_ret') - rets, count('pn_call') - calls, 'post-call against pre-call');

@@ -421,6 +421,13 @@ export function analyzeAst(ast: Node, source: string, sourceType: 'script' | 'mo
         n.__slotStart = n.__labelStart ?? n.start;
         addPoint(f, 'loop', n.start, n);
         addPoint(f, 'trip', n.body.start, n.body);
+        // `for await` suspends with no await written: before each next() is awaited (after
+        // its operand, and after each iteration) and at return() when it ends early; it
+        // resumes as each iteration begins and once the loop is over
+        if (n.type === 'ForOfStatement' && n.await) {
+          addPoint(f, 'await', n.start, n);
+          addPoint(f, 'resume', n.start, n);
+        }
       }
       else if (n.type === 'AwaitExpression' || (n.type === 'YieldExpression' && !n.delegate)) {
         addPoint(f, 'await', n.start, n);

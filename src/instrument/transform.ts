@@ -50,6 +50,10 @@
 //              with the exit finally: $pnP(G,r,await $pnP(G,a,(X),$pnA=r),$pnA=0), and its catch
 //              and finally blocks and exit begin with $pnA&&($pnP(G,$pnA),$pnA=0): the resume
 //              slot of an await or yield that threw
+//   for await  {try{L: for await(x of $pnP(G,a,(X),$pnA=r)){try{R BODY}finally{R$pnP(G,a,void 0,$pnA=r)}}}finally{R}}
+//              its awaits are implicit: suspended after X and after each iteration (a break or
+//              return awaits the iterator's return()), resumed as an iteration begins and after
+//              the loop; R is the catch blocks' $pnA&&(...) (load, with the exit finally only)
 //   loop       {if(G)G[e]();try{L: for(...)...}finally{if(G)G[e+1]()}}   entry and exit, labels inside
 //   trip       for(...){if(G)G[t]();...}  or  for(...){if(G)G[t]();stmt}   each iteration (load only)
 // Points where a slot would be observable (inside `with`, a call in an optional
@@ -217,9 +221,25 @@ export function planInsertions(source: string, fns: AnalyzedFunction[], scriptNo
           break;
         }
         case 'await': {
-          // resume wraps the whole await/yield, suspend wraps its operand
           const resume = f.points[p.index + 1];
           const rslot = 2 * resume.index;
+          if (pn!.type === 'ForOfStatement') {
+            // `for await`: its awaits are implicit, so the suspension is noted in $pnA after
+            // the operand and after each iteration (a finally: a break or return awaits the
+            // iterator's return() too), and the resumption runs as an iteration begins and
+            // once the loop is over (the $pnA left, in a finally: a rejected next() too)
+            if (!pending) {
+              const why = mode === 'load' ? 'a for await in a function without the exit wrapper' : 'for await gets slots only in programs prepared at load';
+              noSlot(p.index, why); noSlot(resume.index, why);
+              break;
+            }
+            const loop = pn!;
+            wrap(f.index, p.index, loop.__slotStart ?? loop.start, loop.end, '{try{', `}finally{${resumeLeft}}}`);
+            wrap(f.index, p.index, loop.right.start, loop.right.end, `$pnP(${G},${slot},(`, `),$pnA=${rslot})`);
+            wrap(f.index, resume.index, loop.body.start, loop.body.end, `{try{${resumeLeft}`, `}finally{${resumeLeft}$pnP(${G},${slot},void 0,$pnA=${rslot})}}`);
+            break;
+          }
+          // resume wraps the whole await/yield, suspend wraps its operand
           // in a generator, a yield notes the end slot (or sets the flag) while suspended (extra arguments, evaluated in order)
           const flag = f.isGenerator && (exitLocal || genFlag) && pn!.type === 'YieldExpression';
           const [suspended0, resumed0] = !flag ? ['', ''] : exitLocal ? [`,$pnK=${2 * endPoint}`, `,$pnK=${2 * throwPoint}`] : [',$pnT=2', ',$pnT=0'];
