@@ -9,65 +9,20 @@
 
 export interface Change { start: number; end: number; newStart: number; newEnd: number }
 
-/** two sequences as integer arrays (line ids or char codes) */
-interface Input { a: ArrayLike<number>; b: ArrayLike<number> }
 type Sink = (pos1: number, pos2: number, len1: number, len2: number) => void;
 
-/** Myers' O(ND) diff with the linear-space refinement, in the order V8 walks it. */
-function myers(input: Input, sink: Sink): void {
-  const A = input.a, B = input.b;
-  const size = A.length + B.length + 1;
-  const fwd = new Int32Array(size);
-  const rev = new Int32Array(size);
-  const at = (i: number) => (i >= 0 ? i : size + i);
-  // path points as flat (x, y) pairs
-  const path: number[] = [];
-  let sx0 = 0, sy0 = 0, sx1 = 0, sy1 = 0; // the middle snake found last
-
-  const middleSnake = (fx0: number, fy0: number, tx1: number, ty1: number): boolean => {
-    const w = tx1 - fx0;
-    const h = ty1 - fy0;
-    if (w + h === 0) return false;
-    const delta = w - h;
-    const odd = (delta & 1) !== 0;
-    fwd[at(1)] = fx0;
-    rev[at(-1)] = tx1;
-    const limit = Math.ceil((w + h) / 2);
-    for (let d = 0; d <= limit; d++) {
-      for (let k = -d; k <= d; k += 2) {
-        let fx: number, x: number;
-        if (k === -d || (k !== d && fwd[at(k - 1)] < fwd[at(k + 1)])) { fx = x = fwd[at(k + 1)]; } else { fx = fwd[at(k - 1)]; x = fx + 1; }
-        let y = fy0 + (x - fx0) - k;
-        const fy = d === 0 || fx !== x ? y : y - 1;
-        while (x < tx1 && y < ty1 && A[x] === B[y]) { x++; y++; }
-        fwd[at(k)] = x;
-        const l = k - delta;
-        if (odd && l >= -d + 1 && l <= d - 1 && x >= rev[at(l)]) { sx0 = fx; sy0 = fy; sx1 = x; sy1 = y; return true; }
-      }
-      for (let l = d; l >= -d; l -= 2) {
-        let fx: number, x: number;
-        if (l === d || (l !== -d && rev[at(l - 1)] > rev[at(l + 1)])) { fx = x = rev[at(l - 1)]; } else { fx = rev[at(l + 1)]; x = fx - 1; }
-        const k = l + delta;
-        let y = fy0 + (x - fx0) - k;
-        const fy = d === 0 || fx !== x ? y : y + 1;
-        while (fx0 < x && fy0 < y && A[x - 1] === B[y - 1]) { x--; y--; }
-        rev[at(l)] = x;
-        if (!odd && k >= -d && k <= d && x <= fwd[at(k)]) { sx0 = x; sy0 = y; sx1 = fx; sy1 = fy; return true; }
-      }
-    }
-    return false;
-  };
-
-  // FindEditPath: returns false for an empty area (the caller then adds the snake end itself)
-  const findPath = (fx: number, fy: number, tx: number, ty: number): boolean => {
-    if (!middleSnake(fx, fy, tx, ty)) return false;
-    const a0 = sx0, b0 = sy0, a1 = sx1, b1 = sy1;
-    if (!findPath(fx, fy, a0, b0)) path.push(a0, b0);
-    if (!findPath(a1, b1, tx, ty)) path.push(a1, b1);
-    return true;
-  };
-
-  if (!findPath(0, 0, A.length, B.length)) return;
+/**
+ * Myers' O(ND) diff with the linear-space refinement, in the order V8 walks it
+ * (its FurthestReaching vectors of length |A|+|B|+1 indexed from the end for a
+ * negative diagonal, kept as is). Both sequences are Int32Arrays (line ids or char
+ * codes) and the search is a plain function over them: one element type keeps its
+ * loads monomorphic, which is most of a plan's time (a script is diffed again in
+ * each round of remedies).
+ */
+function myers(A: Int32Array, B: Int32Array, sink: Sink): void {
+  const st = new DiffState(A, B);
+  if (!findPath(st, 0, 0, A.length, B.length)) return;
+  const path = st.path;
   let openX = -1, openY = -1;
   const noMod = (x: number, y: number) => { if (openX >= 0) { sink(openX, openY, x - openX, y - openY); openX = -1; } };
   const insDel = (x: number, y: number) => { if (openX < 0) { openX = x; openY = y; } };
@@ -80,6 +35,69 @@ function myers(input: Input, sink: Sink): void {
     while (x < x2 && y < y2 && A[x] === B[y]) { noMod(x, y); x++; y++; }
   }
   noMod(path[path.length - 2], path[path.length - 1]);
+}
+
+class DiffState {
+  readonly size: number;
+  readonly fwd: Int32Array;
+  readonly rev: Int32Array;
+  /** path points as flat (x, y) pairs */
+  readonly path: number[] = [];
+  /** the middle snake found last: x0, y0, x1, y1 */
+  readonly snake = new Int32Array(4);
+  constructor(readonly A: Int32Array, readonly B: Int32Array) {
+    this.size = A.length + B.length + 1;
+    this.fwd = new Int32Array(this.size);
+    this.rev = new Int32Array(this.size);
+  }
+}
+
+// FindEditPath: returns false for an empty area (the caller then adds the snake end itself)
+function findPath(st: DiffState, fx: number, fy: number, tx: number, ty: number): boolean {
+  if (!middleSnake(st, fx, fy, tx, ty)) return false;
+  const sn = st.snake;
+  const a0 = sn[0], b0 = sn[1], a1 = sn[2], b1 = sn[3];
+  if (!findPath(st, fx, fy, a0, b0)) st.path.push(a0, b0);
+  if (!findPath(st, a1, b1, tx, ty)) st.path.push(a1, b1);
+  return true;
+}
+
+function middleSnake(st: DiffState, fx0: number, fy0: number, tx1: number, ty1: number): boolean {
+  const { A, B, fwd, rev, size, snake } = st;
+  const w = tx1 - fx0;
+  const h = ty1 - fy0;
+  if (w + h === 0) return false;
+  const delta = w - h;
+  const odd = (delta & 1) !== 0;
+  // a diagonal k is at fwd[k] / rev[k], a negative one at [size + k]
+  fwd[1] = fx0;
+  rev[size - 1] = tx1;
+  const limit = Math.ceil((w + h) / 2);
+  for (let d = 0; d <= limit; d++) {
+    for (let k = -d; k <= d; k += 2) {
+      let fx: number, x: number;
+      const below = fwd[k - 1 >= 0 ? k - 1 : size + k - 1], above = fwd[k + 1 >= 0 ? k + 1 : size + k + 1];
+      if (k === -d || (k !== d && below < above)) { fx = x = above; } else { fx = below; x = fx + 1; }
+      let y = fy0 + (x - fx0) - k;
+      const fy = d === 0 || fx !== x ? y : y - 1;
+      while (x < tx1 && y < ty1 && A[x] === B[y]) { x++; y++; }
+      fwd[k >= 0 ? k : size + k] = x;
+      const l = k - delta;
+      if (odd && l >= -d + 1 && l <= d - 1 && x >= rev[l >= 0 ? l : size + l]) { snake[0] = fx; snake[1] = fy; snake[2] = x; snake[3] = y; return true; }
+    }
+    for (let l = d; l >= -d; l -= 2) {
+      let fx: number, x: number;
+      const below = rev[l - 1 >= 0 ? l - 1 : size + l - 1], above = rev[l + 1 >= 0 ? l + 1 : size + l + 1];
+      if (l === d || (l !== -d && below > above)) { fx = x = below; } else { fx = above; x = fx - 1; }
+      const k = l + delta;
+      let y = fy0 + (x - fx0) - k;
+      const fy = d === 0 || fx !== x ? y : y + 1;
+      while (fx0 < x && fy0 < y && A[x - 1] === B[y - 1]) { x--; y--; }
+      rev[l >= 0 ? l : size + l] = x;
+      if (!odd && k >= -d && k <= d && x <= fwd[k >= 0 ? k : size + k]) { snake[0] = x; snake[1] = y; snake[2] = fx; snake[3] = fy; return true; }
+    }
+  }
+  return false;
 }
 
 /** Line starts as V8's String::CalculateLineEnds sees them (\n, \r, \r\n, U+2028, U+2029). */
@@ -121,7 +139,7 @@ export function compareStrings(s1: string, s2: string, sameLines = false): Chang
   const id2 = intern(s2, l2, n2);
   const lineEq = (i: number, j: number) => id1[i] === id2[j];
   const codes = (str: string, from: number, len: number) => {
-    const out = new Uint16Array(len);
+    const out = new Int32Array(len);
     for (let i = 0; i < len; i++) out[i] = str.charCodeAt(from + i);
     return out;
   };
@@ -135,7 +153,7 @@ export function compareStrings(s1: string, s2: string, sameLines = false): Chang
     const cl1 = l1[lp1 + ll1] - c1;
     const cl2 = l2[lp2 + ll2] - c2;
     if (cl1 < CHUNK_LEN_LIMIT && cl2 < CHUNK_LEN_LIMIT) {
-      myers({ a: codes(s1, c1, cl1), b: codes(s2, c2, cl2) }, (p1, p2, n1_, n2_) => {
+      myers(codes(s1, c1, cl1), codes(s2, c2, cl2), (p1, p2, n1_, n2_) => {
         out.push({ start: c1 + p1, end: c1 + p1 + n1_, newStart: c2 + p2, newEnd: c2 + p2 + n2_ });
       });
     } else out.push({ start: c1, end: c1 + cl1, newStart: c2, newEnd: c2 + cl2 });
@@ -150,7 +168,7 @@ export function compareStrings(s1: string, s2: string, sameLines = false): Chang
     }
     return out;
   }
-  myers({ a: id1.subarray(prefix, n1 - suffix), b: id2.subarray(prefix, n2 - suffix) },
+  myers(id1.subarray(prefix, n1 - suffix), id2.subarray(prefix, n2 - suffix),
     (lp1, lp2, ll1, ll2) => lineChunk(lp1 + prefix, lp2 + prefix, ll1, ll2));
   return out;
 }
