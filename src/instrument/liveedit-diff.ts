@@ -7,7 +7,11 @@
 // their translated start/end positions; a literal whose translated range has
 // no new literal, or that starts or ends inside a changed range, is "damaged".
 
-export interface Change { start: number; end: number; newStart: number; newEnd: number }
+export interface Change {
+  start: number; end: number; newStart: number; newEnd: number;
+  /** a run of changed lines too long for the character diff, changed as a whole */
+  whole?: boolean;
+}
 
 type Sink = (pos1: number, pos2: number, len1: number, len2: number) => void;
 
@@ -156,7 +160,7 @@ export function compareStrings(s1: string, s2: string, sameLines = false): Chang
       myers(codes(s1, c1, cl1), codes(s2, c2, cl2), (p1, p2, n1_, n2_) => {
         out.push({ start: c1 + p1, end: c1 + p1 + n1_, newStart: c2 + p2, newEnd: c2 + p2 + n2_ });
       });
-    } else out.push({ start: c1, end: c1 + cl1, newStart: c2, newEnd: c2 + cl2 });
+    } else out.push({ start: c1, end: c1 + cl1, newStart: c2, newEnd: c2 + cl2, whole: true });
   };
   if (sameLines && n1 === n2) {
     for (let i = 0; i < n1;) {

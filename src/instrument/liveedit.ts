@@ -6,7 +6,7 @@ import * as path from 'path';
 import { Worker } from 'worker_threads';
 import { analyzeScript, AnalyzedFunction, Naming, ScriptAnalysis } from '../analysis/functions';
 import { applyInsertions, bodyEnd, Insertion, planInsertions } from './transform';
-import { compareStrings, damagedLiterals, Literal, v8LiteralStart } from './liveedit-diff';
+import { Change, compareStrings, damagedLiterals, Literal, v8LiteralStart } from './liveedit-diff';
 
 export interface LiveEditPlan {
   code: string;
@@ -54,10 +54,17 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
       return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped, ins };
     }
     const drop = new Set<number>();
+    const dropPoint = new Set<string>();
     const noTry = new Set<number>();
     const pad = new Map<number, number>();
+    const covers = (d: Change, p: number) => (d.start < p && p < d.end) || (d.start === d.end ? d.start === p : d.start <= p && p <= d.end);
     for (const id of damaged) {
       let st = (stage.get(id) ?? 0) + 1;
+      // a pad moves only the slots before the closing brace, within a line: no help where the
+      // function's start is inside a change, or an end inside a run of lines changed whole
+      // (each round diffs the whole script again: a round saved is ~0.1-0.4 s of a real one)
+      const lit = oldLits[id];
+      if (st < TRY_STAGE && diffs.some((d) => covers(d, lit.start) || (d.whole && covers(d, lit.end)))) st = TRY_STAGE;
       if (st === TRY_STAGE && !ins.some((x) => x.fn === id && x.point === throwOf(id))) st++;
       stage.set(id, st);
       if (st < TRY_STAGE) pad.set(id, st);
@@ -66,15 +73,22 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
         drop.add(id);
         // the changed range over a boundary may come from other functions' slots
         // (an inserted closer at its end, a run of changed lines over 800 chars)
-        const lit = oldLits[id];
         for (const d of diffs) {
-          const covers = (p: number) => (d.start < p && p < d.end) || (d.start === d.end ? d.start === p : d.start <= p && p <= d.end);
-          if (!covers(lit.start) && !covers(lit.end)) continue;
+          if (!covers(d, lit.start) && !covers(d, lit.end)) continue;
           for (const x of ins) if (x.pos >= d.start - 2 && x.pos <= d.end + 2) drop.add(x.fn);
+        }
+        // still damaged with no slot of its own: another function's text beside its start or
+        // end (`.map(s => s.trim())`: the call's inserted ')' aligned before the arrow's own)
+        if (st > TRY_STAGE + 1) {
+          for (const x of ins) if (Math.abs(x.pos - lit.start) <= 2 || Math.abs(x.pos - lit.end) <= 2) dropPoint.add(`${x.fn}:${x.point}`);
         }
       }
     }
     ins = ins.flatMap((x) => {
+      if (dropPoint.has(`${x.fn}:${x.point}`) && !drop.has(x.fn)) {
+        unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit would not map the function beside this slot' });
+        return [];
+      }
       if (drop.has(x.fn)) {
         unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit would leave this function on its old code' });
         return [];
