@@ -15,7 +15,8 @@ import { formatOf } from '../data/profile-export';
 import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
-import { addDiagnoseOptions, DiagnoseCliOpts, runDiagnose, targetOf } from './diagnose';
+import { addDiagnoseOptions, DiagnoseCliOpts, parseFraction, runDiagnose, targetOf } from './diagnose';
+import { ObservedCostWatch, pricedRequests } from './cost-limit';
 import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
@@ -28,7 +29,7 @@ import type { UiServer } from '../ui/server';
 interface CommonOpts extends UiCliOpts, ExportCliOpts {
   probe: string[]; enable: string[]; mdl: string[]; showSnippets?: boolean;
   duration?: number; interval: number; json?: string; maxPause: number; maxBreakpoints: number; quiet?: boolean; nice: number;
-  callPaths: string[]; pathLength: PathLength; callPathsOut: string[];
+  callPaths: string[]; pathLength: PathLength; callPathsOut: string[]; maxOverhead?: number;
 }
 
 /** `<metric>[@<focus>]` */
@@ -80,6 +81,7 @@ function addCommon(cmd: Command): Command {
     .option('--json <file>', 'write metrics and notes to this file at the end')
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
     .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
+    .option('--max-overhead <limit>', "a limit on the instrumentation's share of a thread's time, e.g. 5%: a metric request made on attach is priced first and not placed over it, and the session says when the observed cost passes it", parseFraction('--max-overhead'))
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
     .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)
@@ -98,6 +100,12 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     lines = text.split('\n').length - 1;
   };
   s.on('sample', draw);
+  const watch = limited(opts) ? await watchCost(s, opts, mm) : undefined;
+  const fin = (why: string) => {
+    const n = watch?.summary();
+    if (n) s.notes.push(n);
+    finish(s, opts, why, mm);
+  };
   // the target runs (a launched one has not inherited it): the tool yields it the CPU
   yieldCpu(opts.nice);
   s.startSampling(opts.interval);
@@ -107,7 +115,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     stopping = true;
     await faultPoint('detach');
     await s.detach();
-    finish(s, opts, why, mm);
+    fin(why);
     await Promise.all([ui?.close(why), exports?.close()]);
   };
   let again: (sig: NodeJS.Signals) => void = () => undefined;
@@ -121,7 +129,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     progress(`${sig}: ${sig !== 'SIGINT' || !process.stdin.isTTY ? 'passed to' : 'sent to'} the program; waiting for it to end (again: stop waiting)`);
   }, again = (sig) => {
     if (s.child && (sig !== 'SIGINT' || !process.stdin.isTTY)) s.child.kill(sig);
-    finish(s, opts, `${sig} again: stopped without waiting${s.child ? ' for the program' : ' for the detach (the target restores itself)'}; what was sampled is written`, mm);
+    fin(`${sig} again: stopped without waiting${s.child ? ' for the program' : ' for the detach (the target restores itself)'}; what was sampled is written`);
     process.exit(signalStatus(sig));
   });
   // the whole run is bounded: what attaching and placing took is counted
@@ -135,9 +143,20 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   signals.off();
   if (!stopping) {
     stopping = true;
-    finish(s, opts, `the target ${s.fate ?? 'exited'}`, mm);
+    fin(`the target ${s.fate ?? 'exited'}`);
     await Promise.all([ui?.close(`the target ${s.fate ?? 'exited'}`), exports?.close()]);
   }
+}
+
+/** --max-overhead given: requests are priced, and the observed cost is watched */
+const limited = (opts: CommonOpts) => opts.maxOverhead !== undefined && Number.isFinite(opts.maxOverhead);
+
+/** The observed cost, measured by a manager of its own (not one of the user's requests), checked after each sample. */
+async function watchCost(s: Session, opts: CommonOpts, mm?: MetricManager): Promise<ObservedCostWatch> {
+  const inst = await new MetricManager([s], MdlLibrary.standard()).enable('observed_cost');
+  const watch = new ObservedCostWatch(inst, opts.maxOverhead!, (l) => { if (!opts.quiet) process.stderr.write(`paranode: ${l}\n`); });
+  s.on('sample', () => watch.check(() => (mm?.all ?? []).map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`)));
+  return watch;
 }
 
 /** The metric instances' table, then the probes' counters and timers (if any), then the call paths. */
@@ -311,12 +330,13 @@ async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
   try {
     exports = await CliExports.open(opts, progress);
     // the page prices what it enables: measured before the program runs, not beside it
-    if (ui) await calibration({ progress });
+    if (ui || limited(opts)) await calibration({ progress });
     let s: Session, mm: MetricManager | undefined;
     if (!enables.length) s = await Session.launch(command, probes, limits);
     else {
       ({ session: s, manager: mm } = await MetricManager.launch(command, enables, { ...limits, probes, progress }, lib));
       if (!opts.quiet) reportEnabled(mm, opts);
+      if (limited(opts) && !opts.quiet) progress('metric requests made at launch are not priced (no code of the program is loaded yet): the observed cost is watched against --max-overhead');
     }
     if (ui) {
       ui.addSession(s, `${command.join(' ')} (pid ${s.pid})`);
@@ -343,7 +363,8 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
   let exports: CliExports | undefined;
   try {
     exports = await CliExports.open(opts, progress);
-    if (ui) await calibration({ progress });
+    // the page prices what it enables, and so does --max-overhead: measured before the target is touched
+    if (ui || limited(opts)) await calibration({ progress });
     const end = durationEnd(opts.duration);
     const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress, signal: end });
     // attached, the inspector port closed again (at normal priority: the port stays open no
@@ -369,8 +390,10 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
       if (enables.length || ui) {
         mm = new MetricManager([s], lib);
         mm.on('progress', progress);
-        for (const r of enables) await mm.enableAll(r.metric, r.focus);
-        if (!opts.quiet && enables.length) reportEnabled(mm, opts);
+        const say = (l: string) => { if (!opts.quiet) process.stderr.write(`paranode: ${l}\n`); };
+        const placed = limited(opts) ? await pricedRequests(mm, s, enables, opts.maxOverhead!, say) : enables;
+        for (const r of placed) await mm.enableAll(r.metric, r.focus);
+        if (!opts.quiet && placed.length) reportEnabled(mm, opts);
       }
       if (ui && mm) {
         ui.addSession(s, `process ${pid}`);

@@ -396,6 +396,38 @@ export class MetricManager extends EventEmitter {
   }
 
   /**
+   * The predicted cost of what enableAll(metric, focus) would place, globs
+   * included: a glob over /Code a vector request takes is priced as that one
+   * request over every function it matches; another glob as the sum of its
+   * expansions. 0 where the request is in place already.
+   */
+  async predictAll(metric: string, focus = '', opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
+    const m = this.library.metric(metric);
+    if (this.instances.has(key(metric, focus))) return { cost: 0, points: 0, pinned: 0, pinning: [] };
+    const v = splitFocus(focus).some((p) => p.startsWith('/SyncObject/')) ? null : vectorizable(this.library, m, focus);
+    if (!v) {
+      const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
+      for (const f of /[*?]/.test(focus) ? await expandFocus(focus, this.sessions) : [focus]) {
+        const p = await this.predict(metric, f, opts);
+        out.cost += p.cost; out.points += p.points; out.pinned += p.pinned; out.pinning.push(...p.pinning);
+      }
+      out.pinning.sort((a, b) => b.cost - a.cost);
+      return out;
+    }
+    const parts = [v.part, ...await resolveFocus(v.rest.join(','), this.sessions)];
+    const cal = await this.costCalibration();
+    const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
+    for (const s of this.sessions) {
+      const plan = planRequest(this.library, m, parts, '_pnm0', () => '_pnk0');
+      if (!scopeIn(plan, s)) continue;
+      const p = await predictPlan(plan, s, cal, opts);
+      out.cost += p.cost; out.points += p.points; out.pinned += p.pinned; out.pinning.push(...p.pinning);
+    }
+    out.pinning.sort((a, b) => b.cost - a.cost);
+    return out;
+  }
+
+  /**
    * Thread values count from now: start them and note where each series stands.
    * @param fromStart asked for at launch: they count from each thread's start (the session's watchThreads option), from 0
    */
