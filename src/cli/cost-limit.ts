@@ -20,7 +20,7 @@ export async function pricedRequests(mm: MetricManager, s: Session, requests: { 
     let p: Prediction;
     try {
       p = await mm.predictAll(r.metric, r.focus);
-    } catch (e) {
+    } catch {
       // (an unknown focus fails the same way when it is enabled, with its own message)
       out.push(r);
       continue;
