@@ -23,11 +23,11 @@ test('attached while a function stays active: breakpoints and wrapping count exa
   await r('fallback.js/f.call(get): g++');
   const wrapped = await r('node:fs/existsSync.entry: e++');
   await r('node:fs/existsSync.exit: if ($return) yes++');
-  assert.deepEqual([entry.byBreakpoint, entry.bySlot, calls.byBreakpoint, exit.byBreakpoint, exit.notPlaced], [1, 0, 2, 1, 1]);
+  // (the exit by exception: no breakpoint can see it; it runs at the end of its job, see metrics.test)
+  assert.deepEqual([entry.byBreakpoint, entry.bySlot, calls.byBreakpoint, exit.byBreakpoint, exit.notPlaced], [1, 0, 2, 1, 0]);
   assert.equal(wrapped.byWrapping, 1);
   const why = LIVEEDIT ? /^LiveEdit of fallback\.js not applied: a function of it stayed active .*reached by breakpoints instead/ : noLiveEdit('fallback.js');
   assert.ok(s.notes.some((n) => why.test(n)), s.notes.join('\n'));
-  assert.ok(s.notes.some((n) => /1 point\(s\) not placed \(a thrown exception cannot be caught by a breakpoint\): \/Code\/fallback\.js\/f exit \(throw\) at line 17/.test(n)), s.notes.join('\n'));
   const res = (await s.resources('/Code/node:fs/existsSync'))[0];
   assert.equal(res.prepared, 'wrap');
 
@@ -36,6 +36,7 @@ test('attached while a function stays active: breakpoints and wrapping count exa
   await s.sample();
   const v = (n: string) => s.value(n);
   assert.deepEqual([v('n'), v('big'), v('x'), v('k'), v('g'), v('e'), v('yes')], [50, 39, 50, 100, 50, 50, 50]);
+  assert.ok(s.notes.some((n) => /^exits by exception of functions reached by LiveEdit without a try wrapper, or by breakpoints, run their handlers at the end of the job/.test(n)), s.notes.join('\n'));
 
   await s.removeProbe(entry.id);
   await t.request('run 10', /done 90 10/);

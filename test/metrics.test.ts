@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { Session } from '../src/api';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
-import { CLI, FIXTURES, lineRequests, programOutput, Target } from './support/helpers';
+import { CLI, FIXTURES, LIVEEDIT, lineRequests, programOutput, Target } from './support/helpers';
 
 const target = path.join(FIXTURES, 'metrics-target.js');
 
@@ -441,4 +441,29 @@ test('cpu_wait: the time a thread was ready to run but waited for a CPU equals t
   assert.ok(waited > 0.5, `cpu_wait ${waited.toFixed(3)} s during a 1.5 s spin beside two busy loops`);
   assert.ok(ran + waited > 1.3 && ran + waited < 2, `ran ${ran.toFixed(3)} s + waited ${waited.toFixed(3)} s`);
   assert.equal(wait.value().units, 's/s');
+});
+
+test('an exception leaving a function that LiveEdit could not wrap in try, or one reached by breakpoints, stops its timers at the end of the job', async () => {
+  const t = new Target(path.join(FIXTURES, 'throwing.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  after(() => s.detach());
+  const mm = new MetricManager([s]);
+  const risky = await mm.enable('cpu_inclusive', '/Code/throwing.js/risky');
+  const calls = await mm.enable('procedure_calls', '/Code/throwing.js/risky');
+  const later = await mm.enable('cpu_inclusive', '/Code/throwing.js/later');
+  const spin = await mm.enable('cpu_inclusive', '/Code/throwing.js/spin');
+  await t.request('throw 5', /caught 10/);
+  await t.request('spin 500', /spun/);
+  await s.sample();
+  const show = JSON.stringify({ risky: risky.value().total, later: later.value().total, spin: spin.value().total, notes: s.notes });
+  assert.equal(calls.value().total, 10, show);
+  assert.ok(spin.value().total > 0.3, show);
+  // (before: each read the spin's half second, and every later second of the thread)
+  assert.ok(risky.value().total < 0.05, show);
+  // an async function's suspensions are seen only by LiveEdit's slots (a breakpoint cannot mark them): left alone there
+  if (LIVEEDIT) assert.ok(later.value().total < 0.05, show);
+  assert.ok(s.notes.some((n) => /^exits by exception of functions reached by LiveEdit without a try wrapper, or by breakpoints, run their handlers at the end of the job/.test(n)), show);
+  assert.ok(!s.notes.some((n) => /not placed \(a thrown exception cannot be caught by a breakpoint\).*risky/.test(n)), show);
 });

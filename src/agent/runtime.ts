@@ -11,7 +11,7 @@ import { isMainThread } from 'worker_threads';
 import { fileURLToPath } from 'url';
 import { pointMatches, slotOf } from '../analysis/point-select';
 import { describePoint, sampleKey } from '../analysis/describe';
-import type { ScriptAnalysis } from '../analysis/functions';
+import type { PointInfo, ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { Intrusion, type HandlerPrices } from './intrusion';
@@ -110,6 +110,19 @@ const isVector = (name: string) => name.endsWith('$fn') || name.endsWith('$mod')
 function noop(): void { /* disabled point */ }
 
 /** Run the pre-call snippets, then hand $pnC the post-call handler. */
+/**
+ * A LiveEdited function with no slot at its exit by exception: a body that declares
+ * let/const/class/function at top level cannot be wrapped in try by LiveEdit (V8 would
+ * drop the function), so an exception leaving it ran no exit handler and left its
+ * timers started for good (count-nested: every later second read as its time). While
+ * its throw point has snippets, its entry and resume handlers count its activations up
+ * and its other exits and awaits down; at the end of the job (a microtask: no
+ * synchronous frame of the program is left, and a suspended one has counted down) each
+ * activation still counted left by an exception, and the throw handler runs for it
+ * there: its timers stop at the end of that job, not at the throw.
+ */
+interface Unwinding { no: number; fn: number; throwSlot: number; open: number; listed: boolean }
+
 function preThenPost(pre: Handler, post: Handler): Handler {
   return function ($0?: unknown, $1?: unknown, $2?: unknown, $3?: unknown, $4?: unknown, $5?: unknown, $6?: unknown, $7?: unknown) {
     pre($0, $1, $2, $3, $4, $5, $6, $7);
@@ -302,6 +315,12 @@ export class Runtime {
   private readonly at = new Map<string, SnippetAt[]>();
   /** the compiled handler of each "script:fn:slot" that has snippets */
   private readonly own = new Map<string, Handler>();
+  /** LiveEdited functions whose exits by exception have no slot, by "script:fn" (see Unwinding) */
+  private readonly unwinding = new Map<string, Unwinding>();
+  /** of those, the ones entered since the last end of a job */
+  private readonly entered: Unwinding[] = [];
+  private unwindQueued = false;
+  private unwindNoted = false;
   private readonly perf = globalThis.performance;
   readonly now = (): number => this.perf.now();
   /** process-time clock in ms: the thread's own (native, see native/thread_cpu.c) once a CPU timer is used */
@@ -465,6 +484,7 @@ export class Runtime {
     } as Omit<ScriptRecord, 'names'> as ScriptRecord;
     lazyNames(rec);
     this.scripts.set(no, rec);
+    if (how === 'breakpoint' || (how === 'liveedit' && rec.noSlot)) this.findUnwinding(rec);
     this.droppedAt.delete(no);
     this.unindexed.push(rec);
     // a probe that cannot be placed here (too many counters, ...) costs that probe in this
@@ -683,7 +703,15 @@ export class Runtime {
         const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet, rec, f) };
         if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
         this.at.set(key, list);
-        if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') {
+        if (p.exit === 'throw' && this.unwinding.has(`${rec.no}:${f}`)) {
+          this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
+          if (!this.unwindNoted) {
+            this.unwindNoted = true;
+            this.notes.push('exits by exception of functions reached by LiveEdit without a try wrapper, or by breakpoints, run their handlers at the end of the job they happened in ' +
+              '(a microtask): a timer an exception left started stops there, not at the throw');
+          }
+        }
+        else if (rec.noSlot?.has(`${f}:${p.index}`) || rec.how === 'breakpoint') {
           this.fallback.push({ no: rec.no, fn: f, point: p.index, slot, ...(rec.how === 'load' ? { where: `/Code/${rec.names[f]} ${describePoint(p)}` } : {}) });
         }
         else if (rec.how === 'wrap') this.wrapped.set(spec.id, (this.wrapped.get(spec.id) ?? 0) + 1);
@@ -771,6 +799,8 @@ export class Runtime {
       arr[2 * k] = post === noop ? pre : pre === noop ? () => post : preThenPost(pre, post);
       arr[2 * k + 1] = post;
     }
+    const u = this.unwinding.get(`${no}:${fn}`);
+    if (u) this.countActivations(arr, fnInfo, u);
     Object.freeze(arr);
     rec.handlers.set(fn, arr);
     const any = arr.some((x) => x !== noop);
@@ -778,6 +808,56 @@ export class Runtime {
     if ((rec.how === 'load' || rec.how === 'liveedit') && (any || before?.some((x) => x !== noop))) this.switched.add(`${no}:${fn}`);
     rec.setGuard(fn, any && this.active ? arr : 0);
   }
+
+  /**
+   * The functions of a script reached by LiveEdit or breakpoints whose exit by exception
+   * no handler sees (see Unwinding): those whose suspensions are seen (LiveEdit slots,
+   * or none: a breakpoint cannot mark them); entries and other exits by slot or breakpoint.
+   */
+  private findUnwinding(rec: ScriptRecord): void {
+    const bp = rec.how === 'breakpoint';
+    const unslotted = (fn: number, p: PointInfo) => bp || !!rec.noSlot?.has(`${fn}:${p.index}`);
+    rec.analysis.functions.forEach((f, fn) => {
+      const t = f.points.find((p) => p.exit === 'throw');
+      if (!t || !unslotted(fn, t)) return;
+      if (f.points.some((p) => (p.kind === 'await' || p.kind === 'resume') && unslotted(fn, p))) return;
+      this.unwinding.set(`${rec.no}:${fn}`, { no: rec.no, fn, throwSlot: 2 * t.index, open: 0, listed: false });
+    });
+  }
+
+  /** While the throw point has snippets: the entry/resume handlers count up, the other exits and awaits down (from the unwrapped handlers). */
+  private countActivations(arr: Handler[], fnInfo: ScriptAnalysis['functions'][number], u: Unwinding): void {
+    const own = (slot: number) => this.own.get(`${u.no}:${u.fn}:${slot}`) ?? noop;
+    const on = own(u.throwSlot) !== noop;
+    if (!on) u.open = 0;
+    for (const p of fnInfo.points) {
+      const up = p.kind === 'entry' || p.kind === 'resume';
+      if (!up && p.kind !== 'await' && !(p.kind === 'exit' && p.exit !== 'throw')) continue;
+      const h = own(2 * p.index);
+      arr[2 * p.index] = !on ? h : up
+        ? (...a: unknown[]) => { if (u.open++ === 0 && !u.listed) this.enteredOne(u); return h(...a); }
+        : (v?: unknown) => { if (u.open > 0) u.open--; return h(v); };
+    }
+  }
+
+  private enteredOne(u: Unwinding): void {
+    u.listed = true;
+    this.entered.push(u);
+    if (!this.unwindQueued) {
+      this.unwindQueued = true;
+      queueMicrotask(this.jobEnd);
+    }
+  }
+
+  /** The end of a job that entered an unwinding function: what is still counted left by an exception. */
+  private readonly jobEnd = (): void => {
+    this.unwindQueued = false;
+    for (const u of this.entered.splice(0)) {
+      u.listed = false;
+      const h = this.own.get(`${u.no}:${u.fn}:${u.throwSlot}`);
+      for (; u.open > 0; u.open--) if (h) { try { h(); } catch { /* never into the program */ } }
+    }
+  };
 
   private compile(list: SnippetAt[], how: Mechanism): Handler {
     // two call-path profiles over one function (overlapping globs) are one: its calls count once
@@ -1075,6 +1155,7 @@ export class Runtime {
     for (const [no, rec] of this.scripts) {
       if (rec.how !== 'liveedit' && rec.how !== 'breakpoint') continue;
       this.scripts.delete(no);
+      for (const k of [...this.unwinding.keys()]) if (k.startsWith(`${no}:`)) this.unwinding.delete(k);
       this.droppedAt.set(no, ++this.scriptsVersion);
     }
     // what the session decoded of the prepared-code cache's entries goes back to its encoded form,
