@@ -29,6 +29,7 @@ import { benchWorkload } from './workload';
 import { benchUi } from './ui';
 import { benchRealApps } from './real-apps';
 import { benchWholeApp } from './whole-app';
+import { benchPlanRounds } from './plan-rounds';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   fig6: benchFig6,
@@ -55,6 +56,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   ui: benchUi,
   'real-apps': benchRealApps,
   'whole-app': benchWholeApp,
+  'plan-rounds': benchPlanRounds,
 };
 
 function usage(): never {

@@ -854,7 +854,8 @@ export class Runtime {
     this.unwindQueued = false;
     for (const u of this.entered.splice(0)) {
       u.listed = false;
-      const h = this.own.get(`${u.no}:${u.fn}:${u.throwSlot}`);
+      // (switched off since: nothing runs)
+      const h = this.active ? this.own.get(`${u.no}:${u.fn}:${u.throwSlot}`) : undefined;
       for (; u.open > 0; u.open--) if (h) { try { h(); } catch { /* never into the program */ } }
     }
   };

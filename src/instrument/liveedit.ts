@@ -19,6 +19,8 @@ export interface LiveEditPlan {
   dropped: number;
   /** the insertions made: where a position of the original text is in the new one */
   ins: Insertion[];
+  /** rounds of the model of V8's diff the plan took (each diffs the whole script) */
+  rounds: number;
 }
 
 /**
@@ -30,6 +32,8 @@ export function predictPauseMs(heapBytes: number, scriptChars: number): number {
 }
 
 const PAD_VARIANTS = ['void 0;', ' ', '0;', ';;'];
+/** rounds of remedies before the plan gives up the whole script */
+export const MAX_ROUNDS = 60;
 const PAD_RE = /(void 0;| |0;|;;)$/;
 
 export function planLiveEdit(source: string, scriptNo: number, heapBytes: number, naming?: Naming): LiveEditPlan {
@@ -46,12 +50,12 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
   const stage = new Map<number, number>();
   const TRY_STAGE = PAD_VARIANTS.length + 1;
   let dropped = 0;
-  for (let round = 0; round < 60; round++) {
+  for (let round = 0; round < MAX_ROUNDS; round++) {
     const code = applyInsertions(source, ins);
     const diffs = compareStrings(source, code);
     const damaged = damagedLiterals(oldLits, literalsAfter(oldLits, ins), diffs);
     if (damaged.size === 0) {
-      return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped, ins };
+      return { code, analysis, unslotted: dedupe(unslotted), predictedPauseMs: predictPauseMs(heapBytes, source.length), dropped, ins, rounds: round + 1 };
     }
     const drop = new Set<number>();
     const dropPoint = new Set<string>();
@@ -107,7 +111,7 @@ export function planLiveEdit(source: string, scriptNo: number, heapBytes: number
   }
   // give up on slots for the whole script
   for (const x of ins) unslotted.push({ fn: x.fn, point: x.point, reason: 'LiveEdit cannot be made safe for this script' });
-  return { code: source, analysis, unslotted: dedupe(unslotted), predictedPauseMs: 0, dropped, ins: [] };
+  return { code: source, analysis, unslotted: dedupe(unslotted), predictedPauseMs: 0, dropped, ins: [], rounds: MAX_ROUNDS };
 }
 
 function dedupe(list: LiveEditPlan['unslotted']): LiveEditPlan['unslotted'] {
