@@ -1,8 +1,10 @@
 // The LiveEdit path on third-party code: attached after its modules were loaded.
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
+import { LiveEditPlan, planLiveEdit, planLiveEditOffThread, PlanTimeout } from '../src/instrument/liveedit';
 import { FIXTURES, LIVEEDIT, noLiveEdit, Target } from './support/helpers';
 
 /** Run one parse and return the AST line it printed (output is ~11 MB: no regex over it). */
@@ -45,4 +47,22 @@ test('esprima attached after load, every function instrumented: output byte-iden
   // verified after applying: no closure of a function that got slots is left on its old code
   assert.ok(!s.notes.some((n) => /LiveEdit left closures/.test(n)), s.notes.join('\n'));
   assert.ok(v('e') > 100000 && v('k') > 100000 && v('r') > 100000, `e ${v('e')} k ${v('k')} r ${v('r')}`);
+});
+
+test('plans run in one worker in turn: each gets its own plan, one given up ends that worker and the next plan gets a new one', async () => {
+  const root = path.join(__dirname, '..', '..');
+  const small = fs.readFileSync(path.join(root, 'bench', 'targets', 'small.js'), 'utf8');
+  const big = fs.readFileSync(path.join(root, 'node_modules', 'esprima', 'dist', 'esprima.js'), 'utf8');
+  const naming = { filename: 'x.js', cwd: '/' };
+  const same = (a: LiveEditPlan, b: LiveEditPlan) => a.code === b.code && a.rounds === b.rounds && a.unslotted.length === b.unslotted.length;
+  // asked together: answered in turn, each its own
+  const [a, b] = await Promise.all([planLiveEditOffThread(small, 3, 50e6, naming, 120000), planLiveEditOffThread(small.replace('work', 'wyrk'), 4, 50e6, naming, 120000)]);
+  assert.ok(same(a, planLiveEdit(small, 3, 50e6, naming)));
+  assert.ok(same(b, planLiveEdit(small.replace('work', 'wyrk'), 4, 50e6, naming)));
+  assert.notEqual(a.code, b.code);
+  // given up (its worker ended), and a plan queued behind it still made (by another)
+  const given = planLiveEditOffThread(big, 6, 50e6, naming, 5);
+  const late = planLiveEditOffThread(small, 5, 50e6, naming, 120000);
+  await assert.rejects(given, PlanTimeout);
+  assert.ok(same(await late, planLiveEdit(small, 5, 50e6, naming)));
 });

@@ -148,20 +148,62 @@ function literalsAfter(oldLits: Literal[], ins: Insertion[]): Literal[] {
 }
 
 /**
+ * The worker that plans (one per tool process, made when a plan needs it, not keeping
+ * the process alive, ended after PLANNER_IDLE_MS without a plan); plans are asked of
+ * it in turn.
+ */
+let planner: { worker: Worker; idle?: NodeJS.Timeout } | null = null;
+let planTurn: Promise<unknown> = Promise.resolve();
+let plansPending = 0;
+let planIds = 1;
+const PLANNER_IDLE_MS = 10_000;
+
+function currentPlanner(): { worker: Worker; idle?: NodeJS.Timeout } {
+  if (!planner) {
+    const worker = new Worker(path.join(__dirname, 'plan-worker.js'));
+    worker.unref();
+    planner = { worker };
+  }
+  clearTimeout(planner.idle);
+  return planner;
+}
+
+/**
  * planLiveEdit in a worker thread, given up after limitMs (then rejects with
- * PlanTimeout, so that the caller can fall back to another mechanism).
+ * PlanTimeout, so that the caller can fall back to another mechanism). Plans run
+ * one at a time in one worker; one given up ends that worker (a plan cannot be
+ * stopped midway) and the next plan starts another.
  */
 export function planLiveEditOffThread(source: string, scriptNo: number, heapBytes: number, naming: Naming, limitMs: number): Promise<LiveEditPlan> {
-  return new Promise((resolve, reject) => {
-    const w = new Worker(path.join(__dirname, 'plan-worker.js'), { workerData: { source, scriptNo, heapBytes, naming } });
-    const timer = setTimeout(() => { void w.terminate(); reject(new PlanTimeout(limitMs)); }, limitMs);
-    w.once('message', (m: { plan?: LiveEditPlan; error?: string }) => {
-      clearTimeout(timer);
-      void w.terminate();
+  const id = planIds++;
+  plansPending++;
+  const mine = planTurn.catch(() => undefined).then(() => new Promise<LiveEditPlan>((resolve, reject) => {
+    const p = currentPlanner();
+    const w = p.worker;
+    const done = () => { clearTimeout(timer); w.off('message', onMessage); w.off('error', onError); w.off('exit', onExit); };
+    const gone = () => { if (planner === p) planner = null; };
+    const onMessage = (m: { id: number; plan?: LiveEditPlan; error?: string }) => {
+      if (m.id !== id) return;
+      done();
       if (m.plan) resolve(m.plan); else reject(new Error(m.error));
-    });
-    w.once('error', (e) => { clearTimeout(timer); reject(e); });
-  });
+    };
+    const onError = (e: Error) => { done(); gone(); reject(e); };
+    const onExit = (code: number) => { done(); gone(); reject(new Error(`the LiveEdit planner stopped (exit ${code})`)); };
+    const timer = setTimeout(() => { done(); gone(); void w.terminate(); reject(new PlanTimeout(limitMs)); }, limitMs);
+    w.on('message', onMessage);
+    w.once('error', onError);
+    w.once('exit', onExit);
+    w.postMessage({ id, source, scriptNo, heapBytes, naming });
+  }));
+  planTurn = mine;
+  const settled = () => {
+    if (--plansPending > 0 || !planner) return;
+    const p = planner;
+    p.idle = setTimeout(() => { if (planner === p && plansPending === 0) { planner = null; void p.worker.terminate(); } }, PLANNER_IDLE_MS);
+    p.idle.unref();
+  };
+  mine.then(settled, settled);
+  return mine;
 }
 
 export class PlanTimeout extends Error {
