@@ -459,11 +459,13 @@ test('an exception leaving a function that LiveEdit could not wrap in try, or on
   await s.sample();
   const show = JSON.stringify({ risky: risky.value().total, later: later.value().total, spin: spin.value().total, notes: s.notes });
   assert.equal(calls.value().total, 10, show);
-  assert.ok(spin.value().total > 0.3, show);
-  // (before: each read the spin's half second, and every later second of the thread)
-  assert.ok(risky.value().total < 0.05, show);
+  // (the spin is 500 ms of wall time: on a busy machine it gets less of the CPU)
+  const spun = spin.value().total;
+  assert.ok(spun > 0.1, show);
+  // (before: each read the spin's CPU time, and every later second of the thread)
+  assert.ok(risky.value().total < 0.1 * spun, show);
   // an async function's suspensions are seen only by LiveEdit's slots (a breakpoint cannot mark them): left alone there
-  if (LIVEEDIT) assert.ok(later.value().total < 0.05, show);
+  if (LIVEEDIT) assert.ok(later.value().total < 0.1 * spun, show);
   assert.ok(s.notes.some((n) => /^exits by exception of functions reached by LiveEdit without a try wrapper, or by breakpoints, run their handlers at the end of the job/.test(n)), show);
   assert.ok(!s.notes.some((n) => /not placed \(a thrown exception cannot be caught by a breakpoint\).*risky/.test(n)), show);
 });
