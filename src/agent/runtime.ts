@@ -703,8 +703,8 @@ export class Runtime {
         const entry: SnippetAt = { probe: spec.id, order: spec.order, seq: ++this.seq, body: this.resolve(spec.snippet, rec, f) };
         if (spec.order === 'prepend') list.unshift(entry); else list.push(entry);
         this.at.set(key, list);
+        // (no slot and no breakpoint: counted by neither, and no fallback to report)
         if (p.exit === 'throw' && this.unwinding.has(`${rec.no}:${f}`)) {
-          this.placed.set(spec.id, (this.placed.get(spec.id) ?? 0) + 1);
           if (!this.unwindNoted) {
             this.unwindNoted = true;
             this.notes.push('exits by exception of functions reached by LiveEdit without a try wrapper, or by breakpoints, run their handlers at the end of the job they happened in ' +
