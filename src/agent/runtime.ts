@@ -109,20 +109,20 @@ const isVector = (name: string) => name.endsWith('$fn') || name.endsWith('$mod')
 
 function noop(): void { /* disabled point */ }
 
-/** Run the pre-call snippets, then hand $pnC the post-call handler. */
 /**
- * A LiveEdited function with no slot at its exit by exception: a body that declares
- * let/const/class/function at top level cannot be wrapped in try by LiveEdit (V8 would
- * drop the function), so an exception leaving it ran no exit handler and left its
- * timers started for good (count-nested: every later second read as its time). While
- * its throw point has snippets, its entry and resume handlers count its activations up
- * and its other exits and awaits down; at the end of the job (a microtask: no
- * synchronous frame of the program is left, and a suspended one has counted down) each
- * activation still counted left by an exception, and the throw handler runs for it
- * there: its timers stop at the end of that job, not at the throw.
+ * A function whose exit by exception no handler sees: reached by LiveEdit with no try
+ * wrapper (a body that declares let/const/class/function at top level: V8 would drop
+ * the function), or by breakpoints (none stops at a throw). An exception leaving it ran
+ * no exit handler and left its timers started for good (count-nested: every later
+ * second read as its time). While its throw point has snippets, its entry and resume
+ * handlers count its activations up and its other exits and awaits down; at the end of
+ * the job (a microtask: no synchronous frame of the program is left, and a suspended
+ * one has counted down) each activation still counted left by an exception, and the
+ * throw handler runs for it there: its timers stop at the end of that job, not at the throw.
  */
 interface Unwinding { no: number; fn: number; throwSlot: number; open: number; listed: boolean }
 
+/** Run the pre-call snippets, then hand $pnC the post-call handler. */
 function preThenPost(pre: Handler, post: Handler): Handler {
   return function ($0?: unknown, $1?: unknown, $2?: unknown, $3?: unknown, $4?: unknown, $5?: unknown, $6?: unknown, $7?: unknown) {
     pre($0, $1, $2, $3, $4, $5, $6, $7);
@@ -315,7 +315,7 @@ export class Runtime {
   private readonly at = new Map<string, SnippetAt[]>();
   /** the compiled handler of each "script:fn:slot" that has snippets */
   private readonly own = new Map<string, Handler>();
-  /** LiveEdited functions whose exits by exception have no slot, by "script:fn" (see Unwinding) */
+  /** functions whose exits by exception no handler sees, by "script:fn" (see Unwinding) */
   private readonly unwinding = new Map<string, Unwinding>();
   /** of those, the ones entered since the last end of a job */
   private readonly entered: Unwinding[] = [];
