@@ -270,8 +270,9 @@ test('sync_io, exceptions, gc_time and event_loop_utilization measure what they 
   await t.request('calls 1', /calls 1/);
   await s.sample();
   const v = io.value().total;
-  // the call's own time, and the few other synchronous fs calls the target makes (well under 10 ms)
-  assert.ok(v >= 0.2 && v <= Number(ioMs) / 1000 + 0.01, `sync_io ${v} s around a synchronous 200 ms child process (${ioMs} ms wall)`);
+  // the call's own time, and the few other synchronous fs calls the target makes (well under 10 ms
+  // on an idle machine; a fresh clone's CI once read 31 ms more on Node 24, the machine busy)
+  assert.ok(v >= 0.2 && v <= Number(ioMs) / 1000 + 0.05, `sync_io ${v} s around a synchronous 200 ms child process (${ioMs} ms wall)`);
   assert.equal(thrown.value().total, 25);
   // each exception leaves thrower; none leaves catcher
   assert.equal(allThrown.value().total, 25);
