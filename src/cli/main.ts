@@ -148,14 +148,20 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   }
 }
 
+/** Says a line on stderr unless --quiet. */
+const sayer = (opts: CommonOpts) => (l: string) => { if (!opts.quiet) process.stderr.write(`paranode: ${l}\n`); };
+
+/** A metric request as the user writes it: metric@focus. */
+const requestName = (i: { metric: { name: string }; focus: string }) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`;
+
 /** --max-overhead given: requests are priced, and the observed cost is watched */
 const limited = (opts: CommonOpts) => opts.maxOverhead !== undefined && Number.isFinite(opts.maxOverhead);
 
 /** The observed cost, measured by a manager of its own (not one of the user's requests), checked after each sample. */
 async function watchCost(s: Session, opts: CommonOpts, mm?: MetricManager): Promise<ObservedCostWatch> {
   const inst = await new MetricManager([s], MdlLibrary.standard()).enable('observed_cost');
-  const watch = new ObservedCostWatch(inst, opts.maxOverhead!, (l) => { if (!opts.quiet) process.stderr.write(`paranode: ${l}\n`); });
-  s.on('sample', () => watch.check(() => (mm?.all ?? []).map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`)));
+  const watch = new ObservedCostWatch(inst, opts.maxOverhead!, sayer(opts));
+  s.on('sample', () => watch.check(() => (mm?.all ?? []).map(requestName)));
   return watch;
 }
 
@@ -199,7 +205,7 @@ function finish(s: Session, opts: CommonOpts, why: string, mm?: MetricManager): 
 /** What the requests placed: one line each, the snippets too with --show-snippets. */
 function reportEnabled(mm: MetricManager, opts: CommonOpts): void {
   const requests = mm.all;
-  process.stderr.write(`paranode: ${requests.length} metric request(s) on: ${requests.map((i) => `${i.metric.name}${i.focus ? '@' + i.focus : ''}`).join(', ')}\n`);
+  process.stderr.write(`paranode: ${requests.length} metric request(s) on: ${requests.map(requestName).join(', ')}\n`);
   if (!opts.showSnippets) return;
   for (const i of requests) {
     const lines = i.listing();
@@ -390,8 +396,7 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
       if (enables.length || ui) {
         mm = new MetricManager([s], lib);
         mm.on('progress', progress);
-        const say = (l: string) => { if (!opts.quiet) process.stderr.write(`paranode: ${l}\n`); };
-        const placed = limited(opts) ? await pricedRequests(mm, s, enables, opts.maxOverhead!, say) : enables;
+        const placed = limited(opts) ? await pricedRequests(mm, s, enables, opts.maxOverhead!, sayer(opts)) : enables;
         for (const r of placed) await mm.enableAll(r.metric, r.focus);
         if (!opts.quiet && placed.length) reportEnabled(mm, opts);
       }

@@ -378,20 +378,15 @@ export class MetricManager extends EventEmitter {
    */
   async predict(metric: string, focus = '', opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
     const m = this.library.metric(metric);
-    const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
+    const out = noPrediction();
     if (this.instances.has(key(metric, focus))) return out;
     const parts = await resolveFocus(focus, this.sessions);
     const cal = await this.costCalibration();
     for (const s of this.sessions) {
       const plan = planRequest(this.library, m, parts, '_pnm0', (fk) => this.flagsFor(s).get(fk)?.variable ?? '_pnk0');
       if (!scopeIn(plan, s)) continue;
-      const p = await predictPlan(plan, s, cal, { ...opts, flagsPlaced: (fk) => this.flagsFor(s).has(fk) });
-      out.cost += p.cost;
-      out.points += p.points;
-      out.pinned += p.pinned;
-      out.pinning.push(...p.pinning);
+      addPrediction(out, await predictPlan(plan, s, cal, { ...opts, flagsPlaced: (fk) => this.flagsFor(s).has(fk) }));
     }
-    out.pinning.sort((a, b) => b.cost - a.cost);
     return out;
   }
 
@@ -403,27 +398,19 @@ export class MetricManager extends EventEmitter {
    */
   async predictAll(metric: string, focus = '', opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
     const m = this.library.metric(metric);
-    if (this.instances.has(key(metric, focus))) return { cost: 0, points: 0, pinned: 0, pinning: [] };
+    const out = noPrediction();
+    if (this.instances.has(key(metric, focus))) return out;
     const v = splitFocus(focus).some((p) => p.startsWith('/SyncObject/')) ? null : vectorizable(this.library, m, focus);
     if (!v) {
-      const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
-      for (const f of /[*?]/.test(focus) ? await expandFocus(focus, this.sessions) : [focus]) {
-        const p = await this.predict(metric, f, opts);
-        out.cost += p.cost; out.points += p.points; out.pinned += p.pinned; out.pinning.push(...p.pinning);
-      }
-      out.pinning.sort((a, b) => b.cost - a.cost);
+      for (const f of /[*?]/.test(focus) ? await expandFocus(focus, this.sessions) : [focus]) addPrediction(out, await this.predict(metric, f, opts));
       return out;
     }
     const parts = [v.part, ...await resolveFocus(v.rest.join(','), this.sessions)];
     const cal = await this.costCalibration();
-    const out: Prediction = { cost: 0, points: 0, pinned: 0, pinning: [] };
     for (const s of this.sessions) {
       const plan = planRequest(this.library, m, parts, '_pnm0', () => '_pnk0');
-      if (!scopeIn(plan, s)) continue;
-      const p = await predictPlan(plan, s, cal, opts);
-      out.cost += p.cost; out.points += p.points; out.pinned += p.pinned; out.pinning.push(...p.pinning);
+      if (scopeIn(plan, s)) addPrediction(out, await predictPlan(plan, s, cal, opts));
     }
-    out.pinning.sort((a, b) => b.cost - a.cost);
     return out;
   }
 
@@ -565,3 +552,16 @@ export class MetricManager extends EventEmitter {
 
 /** a metric of CPU time, whose value per thread cannot pass what the thread used */
 const cpuTime = (m: MetricDecl): boolean => m.units === 'CPU s/s';
+
+function noPrediction(): Prediction {
+  return { cost: 0, points: 0, pinned: 0, pinning: [] };
+}
+
+/** Adds p into the sum `into`, keeping the sum's pinning dearest first. */
+function addPrediction(into: Prediction, p: Prediction): void {
+  into.cost += p.cost;
+  into.points += p.points;
+  into.pinned += p.pinned;
+  into.pinning.push(...p.pinning);
+  into.pinning.sort((a, b) => b.cost - a.cost);
+}
