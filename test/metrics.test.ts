@@ -9,39 +9,10 @@ import { Session } from '../src/api';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
 import { CLI, FIXTURES, LIVEEDIT, lineRequests, programOutput, Target } from './support/helpers';
+import { startMetricsTarget, workerOf } from './support/metrics-target';
 
-const target = path.join(FIXTURES, 'metrics-target.js');
-
-/** The target with its worker, attached after it started, or launched under paranode (every function gets slots at load). */
-async function start(how: 'attach' | 'launch' = 'launch') {
-  let s: Session;
-  let request: (line: string, re: RegExp) => Promise<RegExpMatchArray>;
-  let pid: number;
-  if (how === 'attach') {
-    const t = new Target(target);
-    after(() => t.kill());
-    await t.waitFor(/ready/);
-    s = await Session.attach(t.pid);
-    request = (line, re) => t.request(line, re);
-    pid = t.pid;
-  } else {
-    s = await Session.launch([process.execPath, target], [], { stdio: 'pipe', cwd: FIXTURES });
-    after(() => s.child!.kill());
-    request = lineRequests(s.child!);
-    await request('', /ready/);
-    pid = s.pid;
-  }
-  after(() => s.detach());
-  // the worker: wait until it has its agent (an event, bounded so that a failure says why)
-  const deadline = Date.now() + 30000;
-  while (s.threadIds.length < 2) {
-    if (Date.now() > deadline) throw new Error(`the worker never got its agent; notes: ${s.notes.join(' | ')}`);
-    await new Promise((r) => { const timer = setTimeout(r, 1000); s.once('thread', () => { clearTimeout(timer); r(undefined); }); });
-  }
-  return { t: { pid, request }, s, mm: new MetricManager([s]) };
-}
-
-const worker = (s: Session) => s.threadIds.find((x) => x !== 'main')!;
+const start = startMetricsTarget;
+const worker = workerOf;
 
 test('procedure_calls: exact for a function, whole program, a glob gives one instance per function; shared and reference-counted', async () => {
   const { t, s, mm } = await start('attach');
