@@ -239,7 +239,7 @@ test('observed cost of switching slots: each function a request switches counts 
   await s.detach();
 });
 
-test('attach --max-overhead: a metric request predicted over the limit is not placed (said, and its script left as it was); one under it is placed and counts exactly; the observed cost is noted', async () => {
+test('attach --max-overhead: a probe or metric request predicted over the limit is not placed (said, and its script left as it was); one under it is placed and counts exactly; the observed cost is noted', async () => {
   // (the tool's --duration counts a first calibration too: made here if this test runs alone)
   await calibration();
   const t = new Target(path.join(FIXTURES, 'busy.js'));
@@ -248,30 +248,35 @@ test('attach --max-overhead: a metric request predicted over the limit is not pl
   const json = path.join(dir, 'limit.json');
   // CPU timers at every function's entry and exit against a limit of a hundred-thousandth of a thread
   // (--duration, not a signal: one before the session begins ends an attach at once, unwritten)
-  const tool = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '0.001%', '-e', 'cpu_inclusive@/Code/busy.js/*', '--json', json, '-d', '2'],
+  const tool = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '0.001%', '-p', '/Code/busy.js/*.entry: entries++', '-e', 'cpu_inclusive@/Code/busy.js/*', '--json', json, '-d', '2'],
     { cwd: FIXTURES, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   tool.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
   assert.equal(await new Promise((r) => tool.once('close', r)), 0, err);
   assert.match(err, /paranode: metric request cpu_inclusive@\/Code\/busy\.js\/\* not placed: its predicted cost, [\d.]+% of a thread \(\d+ point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\) is over --max-overhead 0\.001%; narrow its focus or raise the limit\n/);
+  // a probe is priced the same way, before the requests
+  assert.match(err, /paranode: probe \/Code\/busy\.js\/\*\.entry: entries\+\+ not placed: its predicted cost, [\d.]+% of a thread \(4 point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\) is over --max-overhead 0\.001%/);
+  assert.ok(err.indexOf('paranode: probe') < err.indexOf('paranode: metric request'), err);
   const refused = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: unknown[]; notes: string[] };
   assert.deepEqual(refused.metrics, []);
+  assert.ok(refused.notes.some((n) => /^probe \/Code\/busy\.js\/\*\.entry: entries\+\+ not placed/.test(n)), refused.notes.join('\n'));
   assert.ok(refused.notes.some((n) => /^metric request cpu_inclusive@\/Code\/busy\.js\/\* not placed: its predicted cost/.test(n)), refused.notes.join('\n'));
   // nothing was prepared for it: no LiveEdit, no breakpoints
-  assert.ok(!refused.notes.some((n) => !/^metric request/.test(n) && /busy\.js: no slot|LiveEdit|breakpoint/.test(n)), refused.notes.join('\n'));
+  assert.ok(!refused.notes.some((n) => !/^(metric request|probe) /.test(n) && /busy\.js: no slot|LiveEdit|breakpoint/.test(n)), refused.notes.join('\n'));
   assert.equal((await t.request('count 10', /counted (\d+)/))[1], '5', 'the target runs on');
 
   // a counter at one function's entry fits under half a thread: placed, exact
-  const tool2 = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '50%', '-e', 'procedure_calls@/Code/busy.js/inner', '--json', json, '-d', '6'],
+  const tool2 = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '50%', '-p', '/Code/busy.js/inner.entry: hits++', '-e', 'procedure_calls@/Code/busy.js/inner', '--json', json, '-d', '6'],
     { cwd: FIXTURES, stdio: ['ignore', 'ignore', 'pipe'] });
   let err2 = '';
   const placed = new Promise<void>((r) => tool2.stderr!.setEncoding('utf8').on('data', (d: string) => { err2 += d; if (/metric request\(s\) on/.test(err2)) r(); }));
   const closed = new Promise((r) => tool2.once('close', r));
   await Promise.race([placed, closed]);
-  assert.match(err2, /paranode: procedure_calls@\/Code\/busy\.js\/inner: predicted cost [\d.]+% of a thread \(1 point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\)\n/);
+  assert.match(err2, /paranode: probe \/Code\/busy\.js\/inner\.entry: hits\+\+: predicted cost [\d.]+% of a thread \(1 point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\)\n/);
+  assert.match(err2, /paranode: metric request procedure_calls@\/Code\/busy\.js\/inner: predicted cost [\d.]+% of a thread \(1 point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\)\n/);
   await t.request('count 1000', /counted/);
   assert.equal(await closed, 0, err2);
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[]; notes: string[] };
-  assert.deepEqual(out.metrics.map((m) => [m.name, m.focus, m.total]), [['procedure_calls', '/Code/busy.js/inner', 1000]]);
+  assert.deepEqual(out.metrics.map((m) => [m.name, m.focus.replace(/\/Process\/.*/, '/Process'), m.total]), [['procedure_calls', '/Code/busy.js/inner', 1000], ['hits', '/Process', 1000]]);
   assert.ok(out.notes.some((n) => /^observed cost: at most [\d.]+% of a thread in a 2-s window \(--max-overhead 50\.0%\)$/.test(n)), out.notes.join('\n'));
 });

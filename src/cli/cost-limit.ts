@@ -1,22 +1,49 @@
-// --max-overhead for run, attach and ui: a metric request made after attach is
+// --max-overhead for run, attach and ui: a metric request or probe made after attach is
 // priced before it is placed (the cost system's prediction: calibrated handler
 // costs times each point's expected runs, and the pinning of functions reached by
 // breakpoints) and not placed if it would take the instrumentation over the limit;
 // while the session runs, the observed cost is watched and a window over the
 // limit is said (once), with what the tool measured.
+import type { Calibration } from '../cost/calibration';
+import { predictPlan, Prediction } from '../cost/predict';
+import type { ProbeRequest } from '../instrument/probe';
+import type { Plan } from '../mdl/evaluate';
 import type { MetricInstance, MetricManager } from '../metrics/manager';
-import type { Prediction } from '../cost/predict';
 import type { Session } from '../session/session';
 
 const pct = (x: number) => `${x > 0 && x < 1e-4 ? +(x * 100).toPrecision(2) : (x * 100).toFixed(x < 0.1 ? 2 : 1)}%`;
 
-/** The requests that fit under the limit, in order; each one's price said, each refusal too (a note as well). */
-export async function pricedRequests(mm: MetricManager, s: Session, requests: { metric: string; focus: string }[], limit: number,
-  say: (line: string) => void): Promise<{ metric: string; focus: string }[]> {
+/** What the requests admitted so far are predicted to cost, against the limit. */
+export class CostBudget {
+  private spent = 0;
+  constructor(private readonly limit: number, private readonly s: Session, private readonly say: (line: string) => void) {}
+
+  /** Whether `what`, predicted at p, fits beside what was admitted before it: its price said, a refusal noted too. */
+  admit(what: string, p: Prediction): boolean {
+    const pinned = p.pinned > 0 ? `, of which ${pct(p.pinned)} keeping ${p.pinning.length} function(s) reached by breakpoints in V8's interpreter` : '';
+    if (this.spent + p.cost > this.limit) {
+      const why = `${what} not placed: its predicted cost, ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})` +
+        `${this.spent > 0 ? `, with the ${pct(this.spent)} of the requests before it,` : ''} is over --max-overhead ${pct(this.limit)}; narrow its focus or raise the limit`;
+      this.s.notes.push(why);
+      this.say(why);
+      return false;
+    }
+    this.spent += p.cost;
+    this.say(`${what}: predicted cost ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})`);
+    return true;
+  }
+}
+
+/** Whether a probe fits the budget: priced as a one-placement plan over the functions its glob matches now. */
+export async function probeFits(s: Session, req: ProbeRequest, cal: Calibration, budget: CostBudget): Promise<boolean> {
+  const plan: Plan = { placements: [{ resource: req.resource, point: req.point, where: req.where, order: req.order, snippet: req.snippet, optional: false }], flags: [], variable: '', kind: 'counter' };
+  return budget.admit(`probe ${req.text}`, await predictPlan(plan, s, cal));
+}
+
+/** The metric requests that fit the budget, in order. */
+export async function pricedRequests(mm: MetricManager, requests: { metric: string; focus: string }[], budget: CostBudget): Promise<{ metric: string; focus: string }[]> {
   const out: { metric: string; focus: string }[] = [];
-  let spent = 0;
   for (const r of requests) {
-    const name = `${r.metric}${r.focus ? '@' + r.focus : ''}`;
     let p: Prediction;
     try {
       p = await mm.predictAll(r.metric, r.focus);
@@ -25,17 +52,7 @@ export async function pricedRequests(mm: MetricManager, s: Session, requests: { 
       out.push(r);
       continue;
     }
-    const pinned = p.pinned > 0 ? `, of which ${pct(p.pinned)} keeping ${p.pinning.length} function(s) reached by breakpoints in V8's interpreter` : '';
-    if (spent + p.cost > limit) {
-      const why = `metric request ${name} not placed: its predicted cost, ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})` +
-        `${spent > 0 ? `, with the ${pct(spent)} of the requests before it,` : ''} is over --max-overhead ${pct(limit)}; narrow its focus or raise the limit`;
-      s.notes.push(why);
-      say(why);
-      continue;
-    }
-    spent += p.cost;
-    say(`${name}: predicted cost ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})`);
-    out.push(r);
+    if (budget.admit(`metric request ${r.metric}${r.focus ? '@' + r.focus : ''}`, p)) out.push(r);
   }
   return out;
 }

@@ -16,7 +16,7 @@ import { calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { addDiagnoseOptions, DiagnoseCliOpts, parseFraction, runDiagnose, targetOf } from './diagnose';
-import { ObservedCostWatch, pricedRequests } from './cost-limit';
+import { CostBudget, ObservedCostWatch, pricedRequests, probeFits } from './cost-limit';
 import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
@@ -370,7 +370,7 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
   try {
     exports = await CliExports.open(opts, progress);
     // the page prices what it enables, and so does --max-overhead: measured before the target is touched
-    if (ui || limited(opts)) await calibration({ progress });
+    const cal = ui || limited(opts) ? await calibration({ progress }) : undefined;
     const end = durationEnd(opts.duration);
     const s = await Session.attach(pid, { maxPauseMs: opts.maxPause, maxBreakpoints: opts.maxBreakpoints, progress: opts.quiet ? undefined : progress, signal: end });
     // attached, the inspector port closed again (at normal priority: the port stays open no
@@ -379,8 +379,10 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
     let mm: MetricManager | undefined;
     try {
       await faultPoint('placement');
+      const budget = limited(opts) ? new CostBudget(opts.maxOverhead!, s, sayer(opts)) : undefined;
       for (const [k, p] of opts.probe.entries()) {
         const seen = s.notes.length;
+        if (budget && !await probeFits(s, requests[k], cal!, budget)) continue;
         const r = await s.place(requests[k]);
         if (opts.quiet) continue;
         const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
@@ -396,7 +398,7 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
       if (enables.length || ui) {
         mm = new MetricManager([s], lib);
         mm.on('progress', progress);
-        const placed = limited(opts) ? await pricedRequests(mm, s, enables, opts.maxOverhead!, sayer(opts)) : enables;
+        const placed = budget ? await pricedRequests(mm, enables, budget) : enables;
         for (const r of placed) await mm.enableAll(r.metric, r.focus);
         if (!opts.quiet && placed.length) reportEnabled(mm, opts);
       }
