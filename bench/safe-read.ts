@@ -15,7 +15,7 @@ const BATCHES = quick ? 3 : 7;
 
 const env = {
   C: new Float64Array(8), U: new Uint32Array(8), F: new Float64Array(8), L: new Uint32Array(8), T: new Float64Array(32),
-  now: () => 0, cpu: () => 0, cell: () => -1, start: () => undefined, stop: () => undefined,
+  now: () => 0, cpu: () => 0, cell: () => -1, start: () => undefined, stop: () => undefined, queue: () => undefined,
 };
 
 /** a snippet as the runtime installs it (counter n, cell 0) */

@@ -212,7 +212,7 @@ test('fuzz: MDL, snippet and probe parsers give a valid load or a located error,
   const counts = { mdl: 0, snippet: 0, probe: 0, handlers: 0 };
   const env = {
     C: new Float64Array(64), U: new Uint32Array(64), F: new Float64Array(64), L: new Uint32Array(64), T: new Float64Array(256),
-    now: () => 0, cpu: () => 0, cell: () => -1, start: () => undefined, stop: () => undefined,
+    now: () => 0, cpu: () => 0, cell: () => -1, start: () => undefined, stop: () => undefined, queue: () => undefined,
   };
   const hostile = hostileArgs();
 

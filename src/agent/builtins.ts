@@ -15,7 +15,8 @@
 import type { FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import type { Runtime } from './runtime';
 
-interface Wrappable { holder: Record<string, unknown>; key: string; name: string }
+/** callsBack: the function calls the program (a message's dispatch to its listeners): the program's calls from there are its own */
+interface Wrappable { holder: Record<string | symbol, unknown>; key: string | symbol; name: string; callsBack?: boolean }
 
 /**
  * Register, as 'wrap' scripts, the loaded built-in modules whose node:<name>
@@ -44,6 +45,7 @@ export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: S
     let exports: unknown;
     try { exports = require(name); } catch { continue; }
     const targets = wrappables(exports);
+    if (name === 'worker_threads') targets.push(...dispatchOfMessages());
     const functions: FunctionInfo[] = targets.map((t, index) => ({
       index, name: t.name, line: 0, column: 0, start: 0, end: 0, isAsync: false, isGenerator: false, isArrow: false, params: [],
       points: [
@@ -54,10 +56,22 @@ export function registerBuiltins(rt: Runtime, moduleMatch: string, registered: S
     }));
     const analysis: ScriptAnalysis = { functions, sourceType: 'script' };
     const inside = { depth: 0 };
-    const wrappers = targets.map((t) => wrapper(t, () => mod.syncBuiltinESMExports(), inside));
+    const wrappers = targets.map((t) => wrapper(t, () => mod.syncBuiltinESMExports(), t.callsBack ? { depth: 0 } : inside));
     const no = rt.allocScript();
     rt.registerScript(no, id, analysis, (fn, v) => wrappers[fn](v), id, 'wrap');
   }
+}
+
+/**
+ * The start of a message's dispatch on a MessagePort (a Worker's port, parentPort,
+ * a MessageChannel's): Node calls the port's internal hybrid dispatch (found by
+ * its symbol's name on EventTarget's prototype) with (data, type), type 'message'
+ * for a message. Named MessagePort.[dispatch]; its entry is when the message's wait ends.
+ */
+function dispatchOfMessages(): Wrappable[] {
+  const holder = EventTarget.prototype as unknown as Record<symbol, unknown>;
+  const key = Object.getOwnPropertySymbols(holder).find((k) => k.description === 'nodejs.internal.kHybridDispatch');
+  return key && typeof holder[key] === 'function' ? [{ holder, key, name: 'MessagePort.[dispatch]', callsBack: true }] : [];
 }
 
 function wrappables(exports: unknown): Wrappable[] {

@@ -1,13 +1,15 @@
 // Instances of /SyncObject resources, seen as the program runs: files
 // (/SyncObject/File/<absolute path>) and message channels
 // (/SyncObject/Message/<channel>). A snippet picks one with name[$file(x)] or
-// name[$channel(x)]; its counter or timer cell ("<name>@<resource>") is made
+// name[$channel(x)]; its counter, timer or queue cell ("<name>@<resource>") is made
 // the first time the instance is seen, so one placement keeps a vector over
 // every instance, those that appear later included.
+import * as diagnostics from 'diagnostics_channel';
 import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
 import type { Intrusion } from './intrusion';
+import { monotonicMs } from './monotonic-clock';
 
 /** what the instances need of the runtime: its cells and clocks */
 export interface Cells {
@@ -26,6 +28,10 @@ export interface Cells {
 // taken before anything can wrap it: reading an fd's path must not run a probe
 const readlink = fs.readlinkSync;
 const OWN = path.join(__dirname, '..');
+
+let wtModule: typeof import('worker_threads') | undefined;
+/** node:worker_threads, loaded once (a queue asks at every message) */
+const workerThreads = () => wtModule ??= require('worker_threads') as typeof import('worker_threads');
 
 /** Is the code calling into the snippet (past paranode's own frames and the handler) Node's? Asked once per port. */
 function sentByNode(): boolean {
@@ -56,12 +62,19 @@ export class Instances {
   private readonly running = new Map<string, number[]>();
   private ports = new WeakMap<object, string>();
   private nextPort = 1;
+  /** the port each Worker of this thread receives its messages on (its public port), as the worker's channel */
+  private readonly workerPorts = new WeakMap<object, string>();
 
-  constructor(private readonly rt: Cells) {}
+  constructor(private readonly rt: Cells) {
+    // Workers started from now on: the port their messages arrive on is known before the first arrives
+    try {
+      diagnostics.subscribe('worker_threads', (m) => this.learnWorker((m as { worker?: unknown }).worker));
+    } catch { /* no such channel: learnt as the thread sends to them */ }
+  }
 
   /** The cell of `name` for the instance `x` stands for (4 × timer index for timers); -1 when x names none. */
-  cell(name: string, timer: boolean, kind: 'file' | 'channel', x: unknown): number {
-    const r = kind === 'file' ? this.fileOf(x) : this.channelOf(x);
+  cell(name: string, timer: boolean, kind: 'file' | 'channel' | 'queue', x: unknown): number {
+    const r = kind === 'file' ? this.fileOf(x) : kind === 'queue' ? this.queueOf(x) : this.channelOf(x);
     if (!r) return -1;
     const key = `${name}@${r}`;
     if (!this.seen.has(r)) { this.seen.add(r); this.fresh.push(r); }
@@ -92,6 +105,51 @@ export class Instances {
       T[i] += d;
       this.rt.intrusion.add(i, d);
     }
+  }
+
+  /**
+   * A message enters (d = 1: sent) or leaves (d = -1: its dispatch begins) the
+   * queue in cell i. The cell holds [integral, last change, count here, 2]: the
+   * integral of this thread's count over time, on the process's monotonic clock
+   * (every thread reads the same one). Summed over the threads at one time,
+   * with each thread's count carried to it (SampledSeries), the integral of the
+   * messages in flight is the time they waited (Little's law): no message is
+   * marked and no list is kept.
+   */
+  queue(i: number, d: number): void {
+    if (i < 0) return;
+    const T = this.rt.T;
+    const t = monotonicMs();
+    T[i] += T[i + 2] * (t - T[i + 1]);
+    T[i + 1] = t;
+    T[i + 2] += d;
+    T[i + 3] = 2;
+  }
+
+  /**
+   * The channel of a queue: a worker's (the Worker's side sending, its public
+   * port receiving; parentPort in the worker), where both ends name it alike and
+   * every message sent is one dispatched. Other channels have none: a
+   * BroadcastChannel's message is dispatched once per listening channel, and
+   * a MessageChannel's two ports are not known to be one channel.
+   */
+  queueOf(x: unknown): string | null {
+    if (!x || typeof x !== 'object') return null;
+    const wt = workerThreads();
+    if (x === wt.parentPort) return `/SyncObject/Message/worker/${wt.threadId}`;
+    if (x instanceof wt.Worker) return this.learnWorker(x);
+    return this.workerPorts.get(x) ?? null;
+  }
+
+  /** A Worker's channel, its public port noted (the port of a Worker is an internal of Node's: found by its symbol's name). */
+  private learnWorker(w: unknown): string | null {
+    const wt = workerThreads();
+    if (!(w instanceof wt.Worker)) return null;
+    const name = `/SyncObject/Message/worker/${w.threadId}`;
+    const k = Object.getOwnPropertySymbols(w).find((s) => s.description === 'kPublicPort');
+    const port = k && (w as unknown as Record<symbol, unknown>)[k];
+    if (port && typeof port === 'object' && !this.workerPorts.has(port)) this.workerPorts.set(port, name);
+    return name;
   }
 
   /** Resources seen for the first time since the last call. */

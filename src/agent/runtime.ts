@@ -14,6 +14,7 @@ import { describePoint, sampleKey } from '../analysis/describe';
 import type { PointInfo, ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
+import { monotonicMs } from './monotonic-clock';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
@@ -196,7 +197,8 @@ export function costClass(how: Mechanism, body: string): string {
     ['n', matches(body, [cell('U[', ['++'])])],
     ['a', matches(body, [cell('C[', ['+=', '-=', '--']), literal('const v_=')])],
     ['i', matches(body, [literal('if(', true)]) - o('if(i_>=0)')],
-    ['w', o('__ts_w(') + matches(body, [vsCall(',0);')])],
+    // a queue's change reads a clock, as a wall timer's start does
+    ['w', o('__ts_w(') + matches(body, [vsCall(',0);')]) + o('__vq(')],
     ['c', o('__ts_c(') + matches(body, [vsCall(',1);')])],
     ['p', matches(body, [literal('__tp('), literal('__vp(')])],
     ['v', o('__iv(')],
@@ -884,6 +886,7 @@ export class Runtime {
       cell: (name, timer, kind, x) => inst.cell(name, timer, kind, x),
       start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
       stop: (name) => inst.stop(name),
+      queue: (i, d) => inst.queue(i, d),
     });
     this.compiled.set(body, h);
     return h;
@@ -1071,15 +1074,23 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);
     const timers: [string, number, boolean][] = [];
+    const queues: [string, number, number, number][] = [];
+    let tq = -1;
     const x = this.intrusion;
     for (const [name, i] of this.timerIndex) {
       const b = 4 * i;
+      if (this.T[b + 3] === 2) {
+        // a queue (Instances.queue): its integral carried to now, its count, and now, on the process's clock
+        if (tq < 0) tq = monotonicMs();
+        queues.push([name, this.T[b] + this.T[b + 2] * (tq - this.T[b + 1]), this.T[b + 2], tq]);
+        continue;
+      }
       let total = this.T[b];
       let part = 0;
       const running = this.T[b + 2] > 0;
@@ -1096,6 +1107,7 @@ export class Runtime {
       }
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
+    if (queues.length) out.queues = queues;
     const w = this.sampler?.take();
     if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; this.noteRunning(w); }
     if (this.watching) out.thread = this.threadValues(w);
@@ -1275,8 +1287,9 @@ export interface HandlerEnv {
   /** notes the handlers' work inside each timer interval (none: nothing noted) */
   X?: Intrusion;
   now: () => number; cpu: () => number;
-  cell: (name: string, timer: boolean, kind: 'file' | 'channel', x: unknown) => number;
+  cell: (name: string, timer: boolean, kind: 'file' | 'channel' | 'queue', x: unknown) => number;
   start: (name: string, i: number, cpuTimer: boolean) => void;
+  queue: (i: number, d: number) => void;
   stop: (name: string) => void;
   /** the call-path profile, where the handler has call-path primitives */
   path?: CallPaths | null;
@@ -1287,7 +1300,7 @@ const INERT = new Intrusion(0, '', []);
 
 /** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
 export function buildHandler(body: string, env: HandlerEnv): Handler {
-  const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__rd', '__p', '__eq', '__P',
+  const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__vq', '__rd', '__p', '__eq', '__P',
     `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0;X.at(i)}};` +
     `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1;X.at(i)}};` +
     `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0){var d=(T[i+3]?cpu():now())-T[i+1];T[i]+=d;X.add(i,d)}};` +
@@ -1296,9 +1309,10 @@ export function buildHandler(body: string, env: HandlerEnv): Handler {
     // strict: $this is undefined where no receiver is handed over (slots, breakpoints)
     `return function($0,$1,$2,$3,$4,$5,$6,$7){'use strict';${body}}`);
   return factory(env.C, env.U, env.F, env.L, env.T, env.X ?? INERT, (env.X ?? INERT).S, env.now, env.cpu,
-    (name: string, timer: number, kind: 'file' | 'channel', x: unknown) => env.cell(name, timer === 1, kind, safeInstanceArg(x)),
+    (name: string, timer: number, kind: 'file' | 'channel' | 'queue', x: unknown) => env.cell(name, timer === 1, kind, safeInstanceArg(x)),
     (name: string, i: number, cpuTimer: number) => env.start(name, i, cpuTimer === 1),
     (name: string) => env.stop(name),
+    (i: number, d: number) => env.queue(i, d),
     safeRead, safePrimitive, safeLooseEqual, env.path ?? null);
 }
 
@@ -1362,7 +1376,7 @@ function schedMs(): [number, number] {
 export function measurePathOverhead(n: number, rounds: number, now: () => number = () => performance.now(), cpu: () => number = now): Overhead {
   const cal = new CallPaths(() => 'c', () => 'none', now, cpu);
   const cells = (k: number) => ({ C: new Float64Array(k), U: new Uint32Array(k), F: new Float64Array(k), L: new Uint32Array(k), T: new Float64Array(4 * k) });
-  const env: HandlerEnv = { ...cells(1), now, cpu, cell: () => -1, start: noop, stop: noop, path: cal };
+  const env: HandlerEnv = { ...cells(1), now, cpu, cell: () => -1, start: noop, stop: noop, queue: noop, path: cal };
   const h = (op: number, fn: number) => buildHandler(`U[0]++;try{__cp(${op},${fn})}catch(e){}`, env);
   const outerIn = h(0, 0), outerOut = h(1, 0);
   const G = Object.freeze([h(0, 1), h(1, 1)]);

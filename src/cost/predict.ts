@@ -44,7 +44,7 @@ export function snippetClass(snippet: string, how: MechanismName): string {
     ['n', n(/\+\+/g)],
     ['a', n(/\+=|-=|--/g)],
     ['i', n(/\bif\s*\(/g)],
-    ['w', n(/startWallTimer\(/g)],
+    ['w', n(/startWallTimer\(|queueIn\(|queueOut\(/g)],
     ['c', n(/startProcessTimer\(/g)],
     ['p', n(/stopTimer\(/g)],
     ['v', n(/\$(file|channel)\(/g)],

@@ -22,6 +22,11 @@ const BIN_OPS = new Set(['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!
 const TIMER_FNS = new Set(['startWallTimer', 'startProcessTimer', 'stopTimer']);
 /** call-path primitives: the runtime's operation and the one point each belongs at (agent/call-paths) */
 const PATH_FNS: Record<string, [op: number, at: PointClass]> = { enterPath: [0, 'entry'], exitPath: [1, 'exit'], awaitPath: [2, 'await'], resumePath: [3, 'resume'] };
+/**
+ * queue primitives: a message enters a channel's queue (sent) or leaves it (its
+ * dispatch begins); the queue's value is the time its messages waited
+ */
+const QUEUE_FNS: Record<string, number> = { queueIn: 1, queueOut: -1 };
 /** functions that pick the instance of a /SyncObject resource: name[$file(x)] */
 export const INSTANCE_FNS: Record<string, string> = { $file: 'file', $channel: 'channel' };
 
@@ -204,13 +209,25 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
           kinds.set(name, kind);
           return kind === 'wall' ? `__ts_w(__t_${name});` : `__ts_c(__t_${name});`;
         }
+        if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && Object.hasOwn(QUEUE_FNS, e.callee.name)) {
+          // a queue of a worker's channel: its messages' waiting time (see Instances.queue)
+          const a = e.arguments[0];
+          if (e.arguments.length !== 1 || a.type !== 'MemberExpression' || !a.computed || a.property.type !== 'CallExpression' ||
+            a.property.callee.type !== 'Identifier' || a.property.callee.name !== '$channel' || a.property.arguments.length !== 1) {
+            fail(e, `${e.callee.name} takes one queue of a channel: name[$channel(x)]`);
+          }
+          if (a.object.type !== 'Identifier' || a.object.name.startsWith('$')) fail(a, 'expected name[$channel(x)]');
+          if (counters.has(a.object.name) || instanceCounters.has(a.object.name)) fail(a.object, `${a.object.name} is a counter, not a queue`);
+          instanceTimers.add(a.object.name);
+          return `__vq(__iv(${lit(a.object.name)},1,"queue",${expr(a.property.arguments[0])}),${QUEUE_FNS[e.callee.name]});`;
+        }
         if (e.type === 'CallExpression' && e.callee.type === 'Identifier' && Object.hasOwn(PATH_FNS, e.callee.name)) {
           const [op, at] = PATH_FNS[e.callee.name];
           if (e.arguments.length) fail(e, `${e.callee.name}() takes no arguments`);
           if (opts.point !== at) fail(e, `${e.callee.name}() belongs at the ${at} point, not at ${opts.point}`);
           return `__cp(${op},__f_fn);`;
         }
-        if (e.type === 'CallExpression') fail(e, 'only startWallTimer, startProcessTimer, stopTimer and enterPath, exitPath, awaitPath, resumePath can be called');
+        if (e.type === 'CallExpression') fail(e, 'only startWallTimer, startProcessTimer, stopTimer, queueIn, queueOut and enterPath, exitPath, awaitPath, resumePath can be called');
         return fail(e, `${describe(e)} does nothing; use c++, c += e, c -= e, c = e or a timer call`);
       }
       default:

@@ -123,6 +123,10 @@ export function planRequest(lib: MdlLibrary, m: MetricDecl, parts: FocusPart[], 
 
 const usesProcessTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesProcessTimer) : /startProcessTimer/.test(s.snippet);
 const usesWallTimer = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesWallTimer) : /startWallTimer/.test(s.snippet);
+const usesQueueIn = (s: Stmt): boolean => s.kind === 'foreach' ? s.body.some(usesQueueIn) : /\bqueue(In|Out)\(/.test(s.snippet);
+
+/** A metric whose base keeps queues (cells per channel only): over the whole program it is its /SyncObject kind's sum. */
+export const usesQueue = (m: MetricDecl): boolean => m.base.body.some(usesQueueIn);
 
 /**
  * Resource paths: a function glob, or a module path (a module's functions are

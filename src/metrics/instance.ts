@@ -6,7 +6,7 @@ import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session } from '../session/session';
 import { Calibration, classCost } from '../cost/calibration';
 import type { MetricDecl } from '../mdl/ast';
-import { isTimerPlan, type Placement, type Plan } from '../mdl/evaluate';
+import { isTimerPlan, usesQueue, type Placement, type Plan } from '../mdl/evaluate';
 import { splitFocus } from './focus';
 
 /**
@@ -178,7 +178,7 @@ export class MetricInstance {
     if (this.perSession.some((ps) => isTimerPlan(ps.plan) && ps.session.sampledNames(VIRTUAL_SERIES.low).length)) {
       v = { ...v, virtual: [this.aggregate('virtual_low').total, this.aggregate('virtual_high').total] };
     }
-    const implausible = m.units === 'CPU s/s' ? this.overOneCpu() : undefined;
+    const implausible = m.units === 'CPU s/s' ? this.overOneCpu() : usesQueue(m) ? this.unknownQueue() : undefined;
     return implausible ? { ...v, implausible } : v;
   }
 
@@ -206,6 +206,17 @@ export class MetricInstance {
         if (v <= MAX_CPU_RATE * elapsed + 0.05) continue;
         return `not a real value: thread ${ps.session.pid}/${t} read ${v.toFixed(2)} CPU s in ${elapsed.toFixed(2)} s (${(v / elapsed).toFixed(2)} CPU s/s), ` +
           `more than the 1 CPU s/s one thread can use ${why}`;
+      }
+    }
+    return undefined;
+  }
+
+  /** Of a metric of queues (msg_wait): a channel whose waiting time cannot be known, and why. */
+  private unknownQueue(): string | undefined {
+    for (const ps of this.perSession) {
+      for (const n of ps.sumOf ? ps.session.sampledNames(ps.sumOf) : [this.seriesName(ps)]) {
+        const why = ps.session.queueUnknown(n);
+        if (why) return why;
       }
     }
     return undefined;

@@ -13,7 +13,7 @@ import { pathSeries, THREAD_SERIES } from '../session/series';
 import { Session, SessionOptions } from '../session/session';
 import { parseProbe, ProbeRequest } from '../instrument/probe';
 import type { MetricDecl } from '../mdl/ast';
-import { constraintFor, FocusError, FocusPart, isTimerPlan, planRequest, Plan, Placement } from '../mdl/evaluate';
+import { constraintFor, FocusError, FocusPart, isTimerPlan, planRequest, Plan, Placement, usesQueue } from '../mdl/evaluate';
 import { MdlLibrary } from '../mdl/library';
 import { expandFocus, parseCallPathFocus, parseCallSite, parseLoop, resolveFocus, splitFocus } from './focus';
 import { Flag, MetricInstance, MetricInstanceValue, PerSession, Placed, requestKey as key, VectorOf } from './instance';
@@ -129,11 +129,18 @@ export class MetricManager extends EventEmitter {
       reqs.push({ text: `${p.resource}.${p.point} ${p.where} ${p.order}: ${p.snippet}`, resource: p.resource, point: p.point, where: p.where, order: p.order, snippet: p.snippet });
       return reqs.length;
     };
+    const held = new Set<string>();
     for (const r of requests) {
       const m = library.metric(r.metric);
-      const focus = r.focus ?? '';
+      const focus = queueFocus(library, m, r.focus ?? '');
       const parts = splitFocus(focus);
       const obj = objectPart(parts);
+      // a second request over the same /SyncObject kind reads the first one's cells (placed once)
+      if (obj) {
+        const hk = mm.holderKey(m, parts, obj);
+        if (held.has(hk)) { later.push({ metric: r.metric, focus }); continue; }
+        held.add(hk);
+      }
       const vector = obj ? null : vectorizable(library, m, focus);
       const codeParts = parts.filter((p) => p !== obj);
       // /Code parts (and a call path's functions) can be placed before the code exists; a glob only as one vectorized placement
@@ -321,6 +328,7 @@ export class MetricManager extends EventEmitter {
   async enable(metric: string, focus: string, holder: true): Promise<MetricInstance>;
   async enable(metric: string, focus = '', holder = false): Promise<MetricInstance> {
     const m = this.library.metric(metric);
+    if (!holder && queueFocus(this.library, m, focus) !== focus) return this.enable(metric, queueFocus(this.library, m, focus));
     const obj = objectPart(splitFocus(focus));
     if (obj && !holder) {
       if (/[*?]/.test(obj)) throw new FocusError(`focus "${focus}" stands for every instance matching ${obj}: use enableAll`);
@@ -552,6 +560,13 @@ export class MetricManager extends EventEmitter {
 
 /** a metric of CPU time, whose value per thread cannot pass what the thread used */
 const cpuTime = (m: MetricDecl): boolean => m.units === 'CPU s/s';
+
+/** A metric of queues (msg_wait) has cells per channel only: without a /SyncObject part, its focus is its kind's (every channel). */
+function queueFocus(lib: MdlLibrary, m: MetricDecl, focus: string): string {
+  if (!usesQueue(m) || objectPart(splitFocus(focus))) return focus;
+  const kind = m.constraints.map((c) => lib.constraints.get(c.name)?.hierarchy).find((h) => h?.startsWith('/SyncObject/'));
+  return kind ? [...splitFocus(focus), kind].join(',') : focus;
+}
 
 function noPrediction(): Prediction {
   return { cost: 0, points: 0, pinned: 0, pinning: [] };

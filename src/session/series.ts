@@ -1,6 +1,7 @@
 // The sampled series of one target process: each thread's samples become time
 // histograms per thread and per process (a process series sums its threads'
-// increments), and its stack samples become counts per function and module.
+// increments; a queue's, their integrals at one time), and its stack samples
+// become counts per function and module.
 import * as os from 'os';
 import { TimeHistogram } from '../data/histogram';
 import type { Sample } from './thread';
@@ -46,6 +47,12 @@ export interface StackSamples {
 
 export { sampleKey } from '../analysis/describe';
 
+/** The worker of a queue of a worker's channel ("...@/SyncObject/Message/worker/<id>"). */
+const workerOf = (name: string): number | undefined => {
+  const m = /\/SyncObject\/Message\/worker\/(\d+)$/.exec(name);
+  return m ? Number(m[1]) : undefined;
+};
+
 /** internal series of watched call paths' statistics: `_pnp:<k>:<f1>><f2>...:<stat>` (see Session.watchPath) */
 export const PATH_SERIES = '_pnp:';
 export const pathSeries = (k: number, functions: readonly string[], stat: string): string => `${PATH_SERIES}${k === Infinity ? 'inf' : k}:${functions.join('>')}:${stat}`;
@@ -70,6 +77,10 @@ export class SampledSeries {
   private readonly lastT = new Map<number, number>();
   /** target time (s) of the first sample: histogram time zero */
   private baseT: number | null = null;
+  /** worker threads that have ended: whether their last counts were read, and when (the process's monotonic clock, ms) */
+  private readonly ended = new Map<number, { final: boolean; at: number }>();
+  /** per queue (Instances.queue), per thread: its last integral (ms), count, and when (the process's monotonic clock, ms) */
+  private readonly queues = new Map<string, Map<number, { w: number; n: number; at: number }>>();
   /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
   private readonly stacks = new Map<string, Stacks>();
 
@@ -110,6 +121,25 @@ export class SampledSeries {
     };
     for (const [name, value] of s.counters) feed(name, 'count', value);
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
+    for (const [name, w, n, at] of s.queues ?? []) {
+      let threads = this.queues.get(name);
+      if (!threads) this.queues.set(name, (threads = new Map()));
+      threads.set(thread, { w, n, at });
+      // every thread's integral carried to one time by its own count: one sender's count is all
+      // it ever sent, so the times must be one (they are: one clock) and not rounded apart. A
+      // message both sent and dispatched counts its wait whatever that time; one sent to a worker
+      // that has ended waited until the end
+      const end = this.ended.get(workerOf(name) ?? -1)?.at;
+      const when = end === undefined ? at : Math.min(at, end);
+      let v = 0;
+      for (const q of threads.values()) v += q.w + q.n * (when - q.at);
+      const proc = this.seriesFor(processFocus, name, 'seconds');
+      const delta = v / 1000 - proc.last;
+      proc.last = v / 1000;
+      if (delta === 0) continue;
+      const base = this.baseT ?? (this.baseT = from);
+      proc.h.add(Math.max(0, from - base), Math.max(0, t - base), delta);
+    }
     // thread values count from the first sample that has them, not from the thread's start,
     // unless they were watched since before its first line (a launch that asked for them)
     // (the kernel's CPU time, 'ran', always counts from the thread's start: the bound a timer of the thread cannot pass; -1 where unknown)
@@ -123,6 +153,27 @@ export class SampledSeries {
       if (first && !s.fromStart && !ran) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
+  }
+
+  /**
+   * A worker thread has ended: its channel's queues stop where they are (messages
+   * sent to it are never dispatched; what it sent and the main thread has not yet
+   * dispatched is left out). `final`: its last counts were read (it ran its exit
+   * handlers); else (worker.terminate()) what it did since its last sample is lost.
+   */
+  threadEnded(thread: number, final: boolean, at: number): void {
+    // (its last values may be read after its end was seen: its end stays the earlier time)
+    const e = this.ended.get(thread);
+    this.ended.set(thread, { final: final || (e?.final ?? false), at: Math.min(at, e?.at ?? at) });
+  }
+
+  /** Of a queue of an ended worker's channel: undefined while the worker runs, else null, or why its value is not known. */
+  queueEnd(name: string): string | null | undefined {
+    const id = workerOf(name);
+    const e = id === undefined ? undefined : this.ended.get(id);
+    if (!e) return undefined;
+    return e.final || !this.queues.has(name) ? null
+      : `worker ${id} ended without running its exit handlers (worker.terminate(), or the process's end): the messages it sent and dispatched since its last sample are not known, so its channel's waiting time is not either`;
   }
 
   /** `n` samples of one stack, innermost function first. */

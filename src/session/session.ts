@@ -8,6 +8,7 @@ import type { FunctionInfo } from '../analysis/functions';
 import type { AgentConfig } from '../agent/config';
 import type { ProbeSpec } from '../agent/runtime';
 import type { HandlerPrices } from '../agent/intrusion';
+import { monotonicMs } from '../agent/monotonic-clock';
 import { AgentServer } from '../inspector/agent-server';
 import { Cdp, CdpError, IDLE_NUDGE_MS, TargetGoneError } from '../inspector/cdp';
 import { attachTarget, launchTarget } from '../inspector/process-control';
@@ -256,6 +257,8 @@ export class Session extends EventEmitter {
       wcdp.on('close', () => {
         this.threads.delete(id);
         if (!this.exited && !this.detached) for (const f of this.server.readFinal(this.pid)) if (f.thread === id) this.recordFinal(id, f.sample);
+        // (its last values, if it wrote them, are read by now: also where the process's end was seen first)
+        if (!this.detached) this.series.threadEnded(id, this.finalized.has(id), monotonicMs());
       });
       this.emit('thread', id);
     } catch (e) {
@@ -563,6 +566,8 @@ export class Session extends EventEmitter {
   private recordFinal(thread: number, sample: any): void {
     this.finalized.add(thread);
     this.record(thread, sample);
+    // a worker's last values: written by its exit handler, it is ending
+    if (thread !== 0) this.series.threadEnded(thread, true, monotonicMs());
     for (const n of (sample.notes ?? []) as string[]) this.notes.push(inThread(n, thread));
   }
 
@@ -629,6 +634,11 @@ export class Session extends EventEmitter {
     return this.series.sampledNames(prefix);
   }
 
+  /** Of a queue series (msg_wait's cells): why its value is not known (a worker ended by terminate()), if so. */
+  queueUnknown(name: string): string | undefined {
+    return this.series.queueEnd(name) ?? undefined;
+  }
+
   get processFocus(): string { return this.series.processFocus; }
 
   /** Sample every `ms` milliseconds until detach or exit (changeable at any time). */
@@ -670,6 +680,8 @@ export class Session extends EventEmitter {
       this.exited = true;
       // each thread's runtime wrote its last (cumulative) values while exiting: nothing is lost
       for (const f of this.server.readFinal(this.pid)) this.recordFinal(f.thread, f.sample);
+      // a worker that wrote no last values ended with the process, its exit handlers not run
+      for (const id of this.threads.keys()) if (id !== 0 && !this.finalized.has(id)) this.series.threadEnded(id, false, monotonicMs());
       const finish = () => { this.server.close(); this.resolveExit(); this.emit('exit', this.exitCode); };
       if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
         this.child.once('exit', (c, sig) => { this.exitCode = c; this.exitSignal = sig; finish(); });
