@@ -113,9 +113,12 @@ test('event_loop_idle, event_loop_utilization and event_loop_blocked against the
   assert.ok(busy.blocked <= busy.own + 0.005 && busy.blocked >= busy.own / 2, `blocked while busy: ${sb}`);
 });
 
-test('msg_time: the time inside postMessage, against the target\'s own clock around each call', async () => {
+test('msg_time: the time inside postMessage, in all and per channel, against the target\'s own clock around each call', async () => {
   const { t, s, mm } = await startMetricsTarget();
   const time = await mm.enable('msg_time');
+  // the same per channel (the seed's transfer time per destination): the worker's, the only one used
+  const w = s.threadIds.find((x) => x !== 'main')!;
+  const channel = await mm.enable('msg_time', `/SyncObject/Message/worker/${w}`);
   const N = 2000;
   const [, inside] = await t.request(`timedsend ${N}`, /timedsent (\S+)\n/);
   await s.sample();
@@ -124,6 +127,9 @@ test('msg_time: the time inside postMessage, against the target\'s own clock aro
   // (5-11 % of a 64-KiB message's 15-60 us) on 22/24/26
   assert.ok(v <= own && v >= 0.8 * own - 0.002, `msg_time ${(v * 1000).toFixed(2)} ms, the target's clock ${(own * 1000).toFixed(2)} ms around ${N} calls`);
   assert.ok(v > 0);
+  // the same bounds on the channel (the two timers run one inside the other: each holds some of the other's work)
+  const c = channel.value().total;
+  assert.ok(c <= own && c >= 0.8 * own - 0.002, `msg_time on worker/${w}: ${(c * 1000).toFixed(2)} ms (in all ${(v * 1000).toFixed(2)} ms), the target's clock ${(own * 1000).toFixed(2)} ms`);
 });
 
 test('the time metrics of a call path (path_wall, path_wall_exclusive, path_cpu, path_cpu_exclusive, path_wait) against the target\'s clocks', async () => {
