@@ -30,6 +30,7 @@ import { benchUi } from './ui';
 import { benchRealApps } from './real-apps';
 import { benchWholeApp } from './whole-app';
 import { benchPlanRounds } from './plan-rounds';
+import { benchMessages } from './messages';
 
 const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   fig6: benchFig6,
@@ -57,6 +58,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'real-apps': benchRealApps,
   'whole-app': benchWholeApp,
   'plan-rounds': benchPlanRounds,
+  messages: benchMessages,
 };
 
 function usage(): never {
