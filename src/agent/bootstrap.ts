@@ -14,6 +14,8 @@ import { install, Runtime } from './runtime';
 import { announceExit, ExitHandshake, joinSession } from './worker-exit';
 
 const STARTED = Symbol.for('paranode.agent');
+// taken before any probe can wrap it: the agent's own messages to its relay are not the program's (msgs)
+const postToWorker = Worker.prototype.postMessage;
 
 /**
  * The main thread's relay, a cell it sets once it has let go of the main
@@ -79,7 +81,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       stderr: false,
     }), (relay, event, args) => event === 'worker' && args[0] === relay);
     // the relay asks before it ends (see relay.ts end()); unref'd after the listener, which refs it
-    worker.on('message', (m) => { if (m === 'ping') worker.postMessage('pong'); });
+    worker.on('message', (m) => { if (m === 'ping') postToWorker.call(worker, 'pong'); });
     worker.unref();
     worker.on('error', () => { /* a broken relay must not crash the program */ });
     const stopWatching = watchWorkers(worker, state);
@@ -128,7 +130,7 @@ function watchWorkers(relay: Worker, state: Started): () => void {
 function release(relay: Relay | null, code: number): void {
   if (!relay) return;
   try {
-    relay.worker.postMessage({ exit: code });
+    postToWorker.call(relay.worker, { exit: code });
     Atomics.wait(relay.released, 0, 0, 500);
   } catch {
     /* exiting anyway */
