@@ -201,7 +201,7 @@ export function costClass(how: Mechanism, body: string): string {
     ['w', o('__ts_w(') + matches(body, [vsCall(',0);')]) + o('__vq(')],
     ['c', o('__ts_c(') + matches(body, [vsCall(',1);')])],
     ['p', matches(body, [literal('__tp('), literal('__vp(')])],
-    ['v', o('__iv(')],
+    ['v', o('__iv(') + o('__in(')],
     ['k', o('__cp(')],
   ];
   return `${how === 'load' || how === 'liveedit' ? 'slot' : how}:${kinds.filter(([, k]) => k > 0).map(([c, k]) => c + k).join('')}`;
@@ -887,6 +887,7 @@ export class Runtime {
       start: (name, i, cpuTimer) => inst.start(name, i, cpuTimer),
       stop: (name) => inst.stop(name),
       queue: (i, d) => inst.queue(i, d),
+      name: (kind, x) => (kind === 'file' ? inst.fileOf(x) : inst.channelOf(x)),
     });
     this.compiled.set(body, h);
     return h;
@@ -1290,6 +1291,8 @@ export interface HandlerEnv {
   cell: (name: string, timer: boolean, kind: 'file' | 'channel' | 'queue', x: unknown) => number;
   start: (name: string, i: number, cpuTimer: boolean) => void;
   queue: (i: number, d: number) => void;
+  /** the resource an instance stands for ($file(x), $channel(x) as values), or null */
+  name?: (kind: 'file' | 'channel', x: unknown) => string | null;
   stop: (name: string) => void;
   /** the call-path profile, where the handler has call-path primitives */
   path?: CallPaths | null;
@@ -1300,7 +1303,7 @@ const INERT = new Intrusion(0, '', []);
 
 /** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
 export function buildHandler(body: string, env: HandlerEnv): Handler {
-  const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__vq', '__rd', '__p', '__eq', '__P',
+  const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__vq', '__in', '__rd', '__p', '__eq', '__P',
     `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0;X.at(i)}};` +
     `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1;X.at(i)}};` +
     `var __tp=function(i){if(T[i+2]>0&&--T[i+2]===0){var d=(T[i+3]?cpu():now())-T[i+1];T[i]+=d;X.add(i,d)}};` +
@@ -1313,6 +1316,7 @@ export function buildHandler(body: string, env: HandlerEnv): Handler {
     (name: string, i: number, cpuTimer: number) => env.start(name, i, cpuTimer === 1),
     (name: string) => env.stop(name),
     (i: number, d: number) => env.queue(i, d),
+    (kind: 'file' | 'channel', x: unknown) => env.name?.(kind, safeInstanceArg(x)) ?? null,
     safeRead, safePrimitive, safeLooseEqual, env.path ?? null);
 }
 

@@ -128,6 +128,13 @@ export function compileSnippet(text: string, opts: SnippetOptions): CompiledSnip
       case 'LogicalExpression':
         if (n.operator === '??') fail(n, 'operator ?? is not allowed');
         return `(${expr(n.left)}${n.operator}${expr(n.right)})`;
+      case 'CallExpression':
+        // $file(x) / $channel(x) as a value: the instance's resource name, or null where x names none
+        // (a port only Node's own code sends on, a value that is not a path)
+        if (n.callee.type === 'Identifier' && Object.hasOwn(INSTANCE_FNS, n.callee.name) && n.arguments.length === 1) {
+          return `__in(${lit(INSTANCE_FNS[n.callee.name])},${expr(n.arguments[0])})`;
+        }
+        return fail(n, `${describe(n)} is not allowed in a snippet expression (only $file(x) and $channel(x))`);
       case 'UnaryExpression':
         if (!['!', '-', '+'].includes(n.operator)) fail(n, `operator ${n.operator} is not allowed`);
         return n.operator === '!' ? `(!${expr(n.argument)})` : `(${n.operator}${prim(n.argument)})`;
