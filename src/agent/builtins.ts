@@ -13,6 +13,7 @@
 // in a module that calls back into the program synchronously, such as an
 // EventEmitter's emit, the program's own calls to that module from there).
 import type { FunctionInfo, ScriptAnalysis } from '../analysis/functions';
+import { inOwnWork } from './own-work';
 import type { Runtime } from './runtime';
 
 /** callsBack: the function calls the program (a message's dispatch to its listeners): the program's calls from there are its own */
@@ -112,9 +113,10 @@ function wrapper(t: Wrappable, sync: () => void, inside: { depth: number }): (v:
   // by return or by throw (they see the receiver as $this; a constructor has
   // none yet). A call the module makes to itself while serving the program
   // (writeFileSync -> fs.openSync, Worker.postMessage -> MessagePort.postMessage)
-  // is part of the program's call, not a call of its own: no handlers run.
+  // is part of the program's call, not a call of its own: no handlers run; nor
+  // while the agent does its own work (own-work.ts).
   const around = (self: unknown, args: unknown[], run: () => unknown): unknown => {
-    const h = inside.depth === 0 ? G : 0;
+    const h = inside.depth === 0 && !inOwnWork() ? G : 0;
     if (h) h[0].apply(self, args);
     let r;
     inside.depth++;

@@ -8,6 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { fileURLToPath } from 'url';
+import { asOwnWork } from './own-work';
 import { isOwnCode, ownCodeDirs } from './own-code';
 import { identityAtStart, preparingIdentity } from './preparing-code';
 import type { PreparedScript } from '../instrument/transform';
@@ -71,38 +72,43 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     load(url: string, context: unknown, nextLoad: (url: string, context: unknown) => { format?: string; source?: unknown }) {
       const r = nextLoad(url, context);
       if (loadingPreparer) return r;
-      // TypeScript that Node would strip after the hooks: stripped here, then prepared as JavaScript
-      const stripped = strippedFormat(r.format);
-      // require() of a .js file whose package has no "type" answers format undefined: CommonJS
-      if ((!rt.active && !state.always) || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined && !stripped) || !url.startsWith('file:')) return r;
-      let filename: string;
-      try { filename = fileURLToPath(url); } catch { return r; }
-      if (isOwnCode(filename, own)) return r;
-      // Node refuses to strip types under node_modules: its error, on its text
-      if (stripped && filename.includes(`${path.sep}node_modules${path.sep}`)) return r;
-      try {
-        const text = typeof r.source === 'string' ? r.source : Buffer.from(r.source as Uint8Array).toString('utf8');
-        const source = stripped ? stripTypes(text) : text;
-        const format = stripped ?? r.format;
-        let code: string;
-        if (format === 'module') {
-          const no = rt.allocScript();
-          const naming = { filename, cwd: rt.cwd };
-          // this hook runs in the module's thread: the runtime is handed its analysis, not the module's text
-          const prep = (n: number, src: string) => preparer().prepareModuleForLoad(src, n, url, naming, false);
-          const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url, reread: rereader(filename, !!stripped) }, prep) : prep(no, source);
-          rt.disguise.add(no, url, prepared.layout);
-          if (functionCountOf(prepared) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
-          code = prepared.code;
-        } else code = prepareModule(rt, (...a) => preparer().prepareForLoad(...a), source, filename, cache, rereader(filename, !!stripped));
-        // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
-        return { ...r, source: code };
-      } catch (e) {
-        rt.leftUnprepared(filename, e);
-        return r;
-      }
+      // what follows is paranode's: its file-system calls are not the program's
+      return asOwnWork(() => prepareLoaded(url, r));
     },
   });
+  /** The load hook's own part: the loaded module prepared (from the start-up cache where it can be). */
+  function prepareLoaded(url: string, r: { format?: string; source?: unknown }): { format?: string; source?: unknown } {
+    // TypeScript that Node would strip after the hooks: stripped here, then prepared as JavaScript
+    const stripped = strippedFormat(r.format);
+    // require() of a .js file whose package has no "type" answers format undefined: CommonJS
+    if ((!rt.active && !state.always) || r.source == null || (r.format !== 'commonjs' && r.format !== 'module' && r.format !== undefined && !stripped) || !url.startsWith('file:')) return r;
+    let filename: string;
+    try { filename = fileURLToPath(url); } catch { return r; }
+    if (isOwnCode(filename, own)) return r;
+    // Node refuses to strip types under node_modules: its error, on its text
+    if (stripped && filename.includes(`${path.sep}node_modules${path.sep}`)) return r;
+    try {
+      const text = typeof r.source === 'string' ? r.source : Buffer.from(r.source as Uint8Array).toString('utf8');
+      const source = stripped ? stripTypes(text) : text;
+      const format = stripped ?? r.format;
+      let code: string;
+      if (format === 'module') {
+        const no = rt.allocScript();
+        const naming = { filename, cwd: rt.cwd };
+        // this hook runs in the module's thread: the runtime is handed its analysis, not the module's text
+        const prep = (n: number, src: string) => preparer().prepareModuleForLoad(src, n, url, naming, false);
+        const prepared = cache ? cache.prepared({ kind: 'module', source, no, filename, cwd: rt.cwd, url, reread: rereader(filename, !!stripped) }, prep) : prep(no, source);
+        rt.disguise.add(no, url, prepared.layout);
+        if (functionCountOf(prepared) > 0) rt.expectModule(no, prepared.analysis, prepared.unslotted.map((u) => [u.fn, u.point]));
+        code = prepared.code;
+      } else code = prepareModule(rt, (...a) => preparer().prepareForLoad(...a), source, filename, cache, rereader(filename, !!stripped));
+      // still TypeScript to Node: it strips it (nothing left to strip) and names it as it names TypeScript
+      return { ...r, source: code };
+    } catch (e) {
+      rt.leftUnprepared(filename, e);
+      return r;
+    }
+  }
   Object.defineProperty(g, HOOKS, { value: state, configurable: true, enumerable: false });
   rt.onDeactivate.push(() => {
     if (state.always) return;
@@ -145,7 +151,7 @@ function installCjsHook(rt: Runtime): void {
     let code = content;
     if (rt.active && !isOwnCode(filename, own)) {
       try {
-        code = prepareModule(rt, prepareForLoad, content, filename);
+        code = asOwnWork(() => prepareModule(rt, prepareForLoad, content, filename));
       } catch (e) {
         rt.leftUnprepared(filename, e);
       }

@@ -15,6 +15,7 @@ import type { PointInfo, ScriptAnalysis } from '../analysis/functions';
 import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { monotonicMs } from './monotonic-clock';
+import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
@@ -623,7 +624,7 @@ export class Runtime {
   private servingTool<T>(work: () => T): T {
     const t0 = this.now();
     try {
-      return work();
+      return asOwnWork(work);
     } finally {
       this.chargeTool(Math.round((this.now() - t0) * 1000));
       if (this.switched.size) this.countSwitches();
