@@ -75,8 +75,10 @@ test('gc_time is the sum of the pauses V8\'s --trace-gc prints for the same run'
   const traced = pauses.reduce((a, b) => a + b, 0);
   const gc = manager.values().find((v) => v.name === 'gc_time')!.total;
   // Node times each collection from V8's prologue to its epilogue callback: the pause V8 prints and
-  // the callbacks' own few microseconds (20-30 us a collection measured on 22/24/26)
-  assert.ok(gc >= 0.9 * traced - 0.001 && gc <= traced * 1.1 + pauses.length * 100e-6 + 0.002,
+  // the callbacks' own few microseconds (20-30 us a collection measured on 22/24/26 by themselves; on a
+  // loaded machine the thread is also descheduled between them: 0.37 ms a collection once, beside the
+  // whole suite). Fewer than V8's pauses would be collections missed; two times them, counted twice
+  assert.ok(gc >= 0.9 * traced - 0.001 && gc <= traced + pauses.length * 0.5e-3 + 0.005,
     `gc_time ${(gc * 1000).toFixed(2)} ms, V8's trace ${(traced * 1000).toFixed(2)} ms in ${pauses.length} pauses`);
 });
 
@@ -145,8 +147,9 @@ test('the time metrics of a call path (path_wall, path_wall_exclusive, path_cpu,
   const said = `${JSON.stringify(v)}; awaited ${awaited} ms, ran ${ran} ms by the target's clock`;
   const wait = Number(awaited) / 1000, own = Number(ran) / 1000;
   assert.ok(Math.abs(v.path_wait - wait) < 0.005, said);
-  // the path's time is its own code's, the suspension left out
-  for (const m of ['path_wall', 'path_wall_exclusive']) assert.ok(Math.abs(v[m] - own) < 0.005 + 0.05 * own, `${m}: ${said}`);
+  // the path's time is its own code's, the suspension left out (on a loaded machine the thread may be
+  // descheduled between the profile's clock reads and the target's: 15 ms of 138 once, beside the whole suite)
+  for (const m of ['path_wall', 'path_wall_exclusive']) assert.ok(Math.abs(v[m] - own) < 0.01 + 0.1 * own, `${m}: ${said}`);
   for (const m of ['path_cpu', 'path_cpu_exclusive']) assert.ok(v[m] >= 0.1 - 0.012 && v[m] <= 0.125 && v[m] <= v.path_wall + 1e-6, `${m}: ${said}`);
 });
 
@@ -225,4 +228,22 @@ test('fs_calls and sync_io count the program\'s file-system calls only, not para
     assert.ok(!files.some((f) => f.startsWith(ROOT) || (/paranode/.test(f) && !f.startsWith(dir))), `${run}: paranode's own files counted: ${files.join(' ')}`);
     assert.ok(got.find((m) => m.name === 'sync_io')!.total < 0.05, `${run}: sync_io ${got.find((m) => m.name === 'sync_io')!.total} s for 7 reads of a 1-byte file`);
   }
+});
+
+test('msg_wait enabled while messages flow: one sent before its sender had the request and dispatched after its receiver had it counts from the queue\'s beginning; the value does not drift', async () => {
+  const { t, s, mm } = await startMetricsTarget();
+  // a message back and forth with the worker for 1.5 s; msg_wait is placed in the two threads meanwhile
+  const ponged = t.request('pingpong 1500', /ponged (\d+)\n/);
+  await t.request('', /pinging\n/);
+  const all = await mm.enable('msg_wait');
+  const [, n] = await ponged;
+  await s.sample();
+  const v = all.value().total;
+  // each message waits microseconds: far under a millisecond each, never less than nothing
+  assert.ok(v >= 0 && v <= Number(n) * 1e-3, `msg_wait ${v.toFixed(4)} s over at most ${n} messages`);
+  // nothing in flight any more: a second later the value is the same (a dispatch whose send no
+  // thread counted would take a second off it each second)
+  await new Promise((r) => setTimeout(r, 1000));
+  await s.sample();
+  assert.ok(Math.abs(all.value().total - v) < 0.002, `msg_wait ${all.value().total.toFixed(4)} s a second after ${v.toFixed(4)} s`);
 });

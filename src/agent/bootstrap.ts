@@ -80,6 +80,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       stdout: false,
       stderr: false,
     }), (relay, event, args) => event === 'worker' && args[0] === relay);
+    // its messages are not the program's: on no channel (msgs, msg_wait)
+    rt.instances.notProgramsWorker(worker);
     // the relay asks before it ends (see relay.ts end()); unref'd after the listener, which refs it
     worker.on('message', (m) => { if (m === 'ping') postToWorker.call(worker, 'pong'); });
     worker.unref();

@@ -62,13 +62,22 @@ export class Instances {
   private readonly running = new Map<string, number[]>();
   private ports = new WeakMap<object, string>();
   private nextPort = 1;
+  /** per queue cell: when it first changed (the process's monotonic clock, ms) */
+  readonly queueBorn = new Map<number, number>();
+  /** per queue cell: its queue's name (the metric's variable) */
+  private readonly queueName = new Map<number, string>();
+  /** queues whose sends count nothing while their placement goes into the threads */
+  private readonly held = new Set<string>();
   /** the port each Worker of this thread receives its messages on (its public port), as the worker's channel */
   private readonly workerPorts = new WeakMap<object, string>();
 
   constructor(private readonly rt: Cells) {
     // Workers started from now on: the port their messages arrive on is known before the first arrives
     try {
-      diagnostics.subscribe('worker_threads', (m) => this.learnWorker((m as { worker?: unknown }).worker));
+      diagnostics.subscribe('worker_threads', (m) => {
+        // (a subscriber's exception would reach the program, as an uncaught one)
+        try { this.learnWorker((m as { worker?: unknown }).worker); } catch { /* learnt as the thread sends to it */ }
+      });
     } catch { /* no such channel: learnt as the thread sends to them */ }
   }
 
@@ -78,6 +87,11 @@ export class Instances {
     if (!r) return -1;
     const key = `${name}@${r}`;
     if (!this.seen.has(r)) { this.seen.add(r); this.fresh.push(r); }
+    if (kind === 'queue') {
+      const i = 4 * (this.rt.timerIndex.get(key) ?? this.rt.timer(key));
+      this.queueName.set(i, name);
+      return i;
+    }
     if (timer) return 4 * (this.rt.timerIndex.get(key) ?? this.rt.timer(key));
     return this.rt.counterIndex.get(key) ?? this.rt.counter(key);
   }
@@ -117,13 +131,18 @@ export class Instances {
    * marked and no list is kept.
    */
   queue(i: number, d: number): void {
-    if (i < 0) return;
+    if (i < 0 || (d > 0 && this.held.size > 0 && this.held.has(this.queueName.get(i)!))) return;
     const T = this.rt.T;
     const t = monotonicMs();
+    if (T[i + 3] !== 2) this.queueBorn.set(i, t);
     T[i] += T[i + 2] * (t - T[i + 1]);
     T[i + 1] = t;
     T[i + 2] += d;
     T[i + 3] = 2;
+  }
+
+  holdQueues(name: string, hold: boolean): void {
+    if (hold) this.held.add(name); else this.held.delete(name);
   }
 
   /**
@@ -137,8 +156,17 @@ export class Instances {
     if (!x || typeof x !== 'object') return null;
     const wt = workerThreads();
     if (x === wt.parentPort) return `/SyncObject/Message/worker/${wt.threadId}`;
+    if (this.ports.get(x) === '') return null;
     if (x instanceof wt.Worker) return this.learnWorker(x);
-    return this.workerPorts.get(x) ?? null;
+    return this.workerPorts.get(x) || null;
+  }
+
+  /** A Worker that is not the program's (the agent's relay): its messages are on no channel. */
+  notProgramsWorker(w: unknown): void {
+    const k = w && typeof w === 'object' ? Object.getOwnPropertySymbols(w).find((s) => s.description === 'kPublicPort') : undefined;
+    const port = k && (w as Record<symbol, unknown>)[k];
+    if (port && typeof port === 'object') this.workerPorts.set(port, '');
+    if (w && typeof w === 'object') this.ports.set(w, '');
   }
 
   /** A Worker's channel, its public port noted (the port of a Worker is an internal of Node's: found by its symbol's name). */
@@ -149,6 +177,7 @@ export class Instances {
     const k = Object.getOwnPropertySymbols(w).find((s) => s.description === 'kPublicPort');
     const port = k && (w as unknown as Record<symbol, unknown>)[k];
     if (port && typeof port === 'object' && !this.workerPorts.has(port)) this.workerPorts.set(port, name);
+    if (this.workerPorts.get(port as object) === '') return null;
     return name;
   }
 
@@ -209,6 +238,9 @@ export class Instances {
 
   reset(): void {
     this.running.clear();
+    this.queueBorn.clear();
+    this.queueName.clear();
+    this.held.clear();
     this.ports = new WeakMap();
     this.nextPort = 1;
     this.seen.clear();

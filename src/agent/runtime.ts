@@ -1076,13 +1076,13 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);
     const timers: [string, number, boolean][] = [];
-    const queues: [string, number, number, number][] = [];
+    const queues: [string, number, number, number, number][] = [];
     let tq = -1;
     const x = this.intrusion;
     for (const [name, i] of this.timerIndex) {
@@ -1090,7 +1090,7 @@ export class Runtime {
       if (this.T[b + 3] === 2) {
         // a queue (Instances.queue): its integral carried to now, its count, and now, on the process's clock
         if (tq < 0) tq = monotonicMs();
-        queues.push([name, this.T[b] + this.T[b + 2] * (tq - this.T[b + 1]), this.T[b + 2], tq]);
+        queues.push([name, this.T[b] + this.T[b + 2] * (tq - this.T[b + 1]), this.T[b + 2], tq, this.instances.queueBorn.get(b) ?? tq]);
         continue;
       }
       let total = this.T[b];
@@ -1126,6 +1126,11 @@ export class Runtime {
     // where each standing probe is placed (the tool tells the user of probes that match nothing)
     if (this.placed.size) out.placed = [...this.placed].map(([id, n]) => [id, n + (this.wrapped.get(id) ?? 0)]);
     return out;
+  }
+
+  /** Hold (or let go) the sends of the queues named `variable` (see Session.holdQueues). */
+  holdQueues(variable: string, hold: boolean): void {
+    this.instances.holdQueues(variable, hold);
   }
 
   /** The tool's prices of handler runs (its calibration): timers count the handlers' work inside them from now on. */

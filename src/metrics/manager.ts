@@ -349,6 +349,8 @@ export class MetricManager extends EventEmitter {
         const threads = scope.threads;
         const ps: PerSession = { session: s, plan, probes: [], flags: [], threads, base: new Map() };
         inst.perSession.push(ps);
+        // a queue's sends count once its dispatches are placed in every thread (Session.holdQueues)
+        if (usesQueue(m)) await s.holdQueues(variable, true);
         if (cpuTime(m)) await this.noteRan(ps);
         for (const f of plan.flags) {
           const flags = this.flagsFor(s);
@@ -363,6 +365,7 @@ export class MetricManager extends EventEmitter {
         }
         if (isTimerPlan(plan)) await this.compensate(s);
         for (const p of closingFirst(plan.placements)) ps.probes.push(await this.place(s, p, threads, `metric ${m.name}`));
+        if (usesQueue(m)) await s.holdQueues(variable, false);
         if (plan.kind === 'thread' && plan.threadValue === 'cost') inst.calibration = await this.costCalibration();
         if (plan.kind === 'thread') await this.startThreadValues(ps);
         if (plan.kind === 'path') await this.startPath(ps);

@@ -80,7 +80,7 @@ export class SampledSeries {
   /** worker threads that have ended: whether their last counts were read, and when (the process's monotonic clock, ms) */
   private readonly ended = new Map<number, { final: boolean; at: number }>();
   /** per queue (Instances.queue), per thread: its last integral (ms), count, and when (the process's monotonic clock, ms) */
-  private readonly queues = new Map<string, Map<number, { w: number; n: number; at: number }>>();
+  private readonly queues = new Map<string, { threads: Map<number, { w: number; n: number; at: number }>; born: number; before: number }>();
   /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
   private readonly stacks = new Map<string, Stacks>();
 
@@ -121,18 +121,26 @@ export class SampledSeries {
     };
     for (const [name, value] of s.counters) feed(name, 'count', value);
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
-    for (const [name, w, n, at] of s.queues ?? []) {
-      let threads = this.queues.get(name);
-      if (!threads) this.queues.set(name, (threads = new Map()));
+    for (const [name, w, n, at, born] of s.queues ?? []) {
+      let q = this.queues.get(name);
+      if (!q) this.queues.set(name, (q = { threads: new Map(), born, before: 0 }));
+      const threads = q.threads;
       threads.set(thread, { w, n, at });
+      q.born = Math.min(q.born, born);
       // every thread's integral carried to one time by its own count: one sender's count is all
       // it ever sent, so the times must be one (they are: one clock) and not rounded apart. A
       // message both sent and dispatched counts its wait whatever that time; one sent to a worker
       // that has ended waited until the end
       const end = this.ended.get(workerOf(name) ?? -1)?.at;
       const when = end === undefined ? at : Math.min(at, end);
-      let v = 0;
-      for (const q of threads.values()) v += q.w + q.n * (when - q.at);
+      let v = 0, inFlight = 0;
+      for (const x of threads.values()) { v += x.w + x.n * (when - x.at); inFlight += x.n; }
+      // more dispatched than sent: messages already in flight when the queue began (sent before
+      // msg_wait was enabled), whose sends no thread counted. They count from the queue's
+      // beginning, as if sent then; how many is the most the dispatches ever led by (exact once
+      // the channel has been empty at a sample)
+      q.before = Math.max(q.before, -inFlight);
+      v += q.before * (when - q.born);
       const proc = this.seriesFor(processFocus, name, 'seconds');
       const delta = v / 1000 - proc.last;
       proc.last = v / 1000;

@@ -598,6 +598,18 @@ export class Session extends EventEmitter {
     for (const t of this.threads.values()) await t.cdp.evaluate(`${R}.priceHandlers(${JSON.stringify(prices)})`).catch(() => undefined);
   }
 
+  /**
+   * Hold (or let go) the sends of the queues named `variable` in every thread
+   * (Instances.queue): while a queue's placement goes into one thread after
+   * another, a message sent where it is placed could be dispatched where it is
+   * not yet, and would wait for ever. Held, sends count nothing; a dispatch of
+   * one sent then counts from the queue's beginning (SampledSeries).
+   */
+  async holdQueues(variable: string, hold: boolean): Promise<void> {
+    await this.settled();
+    for (const t of this.threads.values()) await t.cdp.evaluateNow(`${R}.holdQueues(${JSON.stringify(variable)},${hold})`).catch(() => undefined);
+  }
+
   /** whether every thread's own values are measured (see watchThreads) */
   get watchingThreads(): boolean { return this.watching; }
 
