@@ -136,6 +136,9 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   // enable procedure_calls for work() from the resource tree
   await page.click('#tab-resources');
   const fn = '/Code/ui-target.js/work';
+  // listed (Refresh lists the code loaded by now, whatever the last broadcast carried)
+  await page.click('#refresh-resources');
+  await page.waitForSelector(`.res[data-path="${fn}"]`);
   await page.fill('#resource-search', 'work');
   // the filter applied (the rows move): burn() does not match
   await page.waitForSelector('.res[data-path="/Code/ui-target.js/burn"]', { state: 'detached' });

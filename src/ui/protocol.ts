@@ -150,6 +150,8 @@ export interface ReplyMsg {
   prediction?: { cost: number; points: number };
   /** an enable: the instance's key */
   key?: string;
+  /** a listing asked for (Refresh): the resources now, whether or not a broadcast carried them */
+  resources?: ResourceNode[];
   /** what went wrong, said as the command line says it */
   error?: string;
 }

@@ -129,8 +129,10 @@ export class UiState {
     const id = msg.id;
     try {
       if (msg.type === 'resources') {
+        // (a listing under way when asked is waited for, then one made now: code may have loaded since it began)
         await this.listResources(true);
-        return { type: 'reply', id };
+        await this.listResources(true);
+        return { type: 'reply', id, resources: this.resources };
       }
       const mm = this.mm;
       if (!mm) return { type: 'reply', id, error: 'no metrics can be enabled yet: the target is being started or attached' };

@@ -285,6 +285,7 @@ export class ResourcesView {
     const r = await this.request({ type: 'resources' });
     b.disabled = false;
     if (r.error) this.showError(r.error);
+    else if (r.resources) this.setResources(r.resources);
   }
 
   /** The enabled instances, rows kept by key (a row being clicked is not replaced under the pointer). */
