@@ -354,8 +354,9 @@ test('an await or yield that throws ends its wait: a rejection caught, propagate
   assert.equal(r.stdout, 'done\n');
   const got = new Map((JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { focus: string; total: number }[] }).metrics
     .map((m) => [m.focus.replace('/Code/await-throws.js', '') || '(module)', m.total]));
-  // (before: each read the idle second after it, and the module all of it)
-  for (const f of ['caught', 'propagates', 'afterFinally', 'thrownInto', 'returnedAt']) assert.ok(got.get(`/${f}`)! < 0.1, `${f}: ${JSON.stringify([...got])}`);
+  // (before: each read the idle second after it, and the module all of it; a loaded machine can
+  // stall the thread between a suspension and its resume, a real wait: caught read 0.245 s once, Node 26)
+  for (const f of ['caught', 'propagates', 'afterFinally', 'thrownInto', 'returnedAt']) assert.ok(got.get(`/${f}`)! < 0.5, `${f}: ${JSON.stringify([...got])}`);
   // the timer still times a real wait
   assert.ok(got.get('/sleeper')! > 0.25 && got.get('/sleeper')! < 0.9, JSON.stringify([...got]));
   assert.ok(got.get('(module)')! < got.get('/sleeper')! + 0.1, JSON.stringify([...got]));
