@@ -220,7 +220,7 @@ export class Instances {
     const known = this.ports.get(x);
     if (known !== undefined) return known || null;
     let name: string | null = null;
-    const wt = require('worker_threads') as typeof import('worker_threads');
+    const wt = workerThreads();
     if (typeof BroadcastChannel !== 'undefined' && x instanceof BroadcastChannel) name = `broadcast/${x.name}`;
     else if (x instanceof wt.Worker) name = `worker/${x.threadId}`;
     else if (x instanceof wt.MessagePort) {
