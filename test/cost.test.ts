@@ -239,7 +239,7 @@ test('observed cost of switching slots: each function a request switches counts 
   await s.detach();
 });
 
-test('attach --max-overhead: a probe or metric request predicted over the limit is not placed (said, and its script left as it was); one under it is placed and counts exactly; the observed cost is noted', async () => {
+test('attach --max-overhead: a probe, call-path profile or metric request predicted over the limit is not placed (said, and its script left as it was); one under it is placed and counts exactly; the observed cost is noted', async () => {
   // (the tool's --duration counts a first calibration too: made here if this test runs alone)
   await calibration();
   const t = new Target(path.join(FIXTURES, 'busy.js'));
@@ -248,7 +248,8 @@ test('attach --max-overhead: a probe or metric request predicted over the limit 
   const json = path.join(dir, 'limit.json');
   // CPU timers at every function's entry and exit against a limit of a hundred-thousandth of a thread
   // (--duration, not a signal: one before the session begins ends an attach at once, unwritten)
-  const tool = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '0.001%', '-p', '/Code/busy.js/*.entry: entries++', '-e', 'cpu_inclusive@/Code/busy.js/*', '--json', json, '-d', '2'],
+  const tool = spawn(process.execPath, [CLI, 'attach', String(t.pid), '--max-overhead', '0.001%', '-p', '/Code/busy.js/*.entry: entries++', '-e', 'cpu_inclusive@/Code/busy.js/*',
+    '--call-paths', '/Code/busy.js/*', '--json', json, '-d', '2'],
     { cwd: FIXTURES, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   tool.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
@@ -256,13 +257,16 @@ test('attach --max-overhead: a probe or metric request predicted over the limit 
   assert.match(err, /paranode: metric request cpu_inclusive@\/Code\/busy\.js\/\* not placed: its predicted cost, [\d.]+% of a thread \(\d+ point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\) is over --max-overhead 0\.001%; narrow its focus or raise the limit\n/);
   // a probe is priced the same way, before the requests
   assert.match(err, /paranode: probe \/Code\/busy\.js\/\*\.entry: entries\+\+ not placed: its predicted cost, [\d.]+% of a thread \(4 point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\) is over --max-overhead 0\.001%/);
-  assert.ok(err.indexOf('paranode: probe') < err.indexOf('paranode: metric request'), err);
+  // and a call-path profile, after the probes
+  assert.match(err, /paranode: call-path profile of \/Code\/busy\.js\/\* not placed: its predicted cost, [\d.]+% of a thread \(\d+ point\(s\)(, of which [\d.]+% keeping \d+ function\(s\) reached by breakpoints in V8's interpreter)?\) is over --max-overhead 0\.001%/);
+  assert.ok(err.indexOf('paranode: probe') < err.indexOf('paranode: call-path profile'), err);
+  assert.ok(err.indexOf('paranode: call-path profile') < err.indexOf('paranode: metric request'), err);
   const refused = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: unknown[]; notes: string[] };
   assert.deepEqual(refused.metrics, []);
   assert.ok(refused.notes.some((n) => /^probe \/Code\/busy\.js\/\*\.entry: entries\+\+ not placed/.test(n)), refused.notes.join('\n'));
   assert.ok(refused.notes.some((n) => /^metric request cpu_inclusive@\/Code\/busy\.js\/\* not placed: its predicted cost/.test(n)), refused.notes.join('\n'));
   // nothing was prepared for it: no LiveEdit, no breakpoints
-  assert.ok(!refused.notes.some((n) => !/^(metric request|probe) /.test(n) && /busy\.js: no slot|LiveEdit|breakpoint/.test(n)), refused.notes.join('\n'));
+  assert.ok(!refused.notes.some((n) => !/^(metric request|probe|call-path profile) /.test(n) && /busy\.js: no slot|LiveEdit|breakpoint/.test(n)), refused.notes.join('\n'));
   assert.equal((await t.request('count 10', /counted (\d+)/))[1], '5', 'the target runs on');
 
   // a counter at one function's entry fits under half a thread: placed, exact
@@ -279,4 +283,70 @@ test('attach --max-overhead: a probe or metric request predicted over the limit 
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[]; notes: string[] };
   assert.deepEqual(out.metrics.map((m) => [m.name, m.focus.replace(/\/Process\/.*/, '/Process'), m.total]), [['procedure_calls', '/Code/busy.js/inner', 1000], ['hits', '/Process', 1000]]);
   assert.ok(out.notes.some((n) => /^observed cost: at most [\d.]+% of a thread in a 2-s window \(--max-overhead 50\.0%\)$/.test(n)), out.notes.join('\n'));
+});
+
+/** paranode run on launch-priced.js with stdin piped to it: what it said, once it has said each of `until` */
+function launchPriced(limit: string, json: string) {
+  const tool = spawn(process.execPath, [CLI, 'run', '--max-overhead', limit, '-p', '/Code/launch-priced.js/inner.entry: hits++',
+    '-e', 'procedure_calls@/Code/launch-priced.js/inner', '-e', 'cpu', '--call-paths', '/Code/launch-priced.js/*', '--json', json, '--', process.execPath, 'launch-priced.js'],
+  { cwd: FIXTURES, stdio: ['pipe', 'pipe', 'pipe'] });
+  const said = { err: '', out: '' };
+  const waiters: { re: RegExp; on: 'err' | 'out'; r: () => void }[] = [];
+  const seen = () => { for (const w of [...waiters]) if (w.re.test(said[w.on])) { waiters.splice(waiters.indexOf(w), 1); w.r(); } };
+  tool.stderr!.setEncoding('utf8').on('data', (d: string) => { said.err += d; seen(); });
+  tool.stdout!.setEncoding('utf8').on('data', (d: string) => { said.out += d; seen(); });
+  const closed = new Promise<number | null>((r) => tool.once('close', r));
+  const when = (on: 'err' | 'out', re: RegExp) => Promise.race([new Promise<void>((r) => { waiters.push({ re, on, r }); seen(); }),
+    closed.then(() => { throw new Error(`ended before ${re}: ${said.err}`); })]);
+  return { tool, said, closed, when };
+}
+
+type RunJson = { metrics: { name: string; focus: string; total: number; stopped?: string }[]; notes: string[] };
+
+test('run --max-overhead: requests placed at launch are priced as the code loads; one over the limit is taken out (said, noted) and keeps what it counted; one under it counts exactly', async () => {
+  await calibration();
+  const json = path.join(dir, 'launch.json');
+  // a limit under anything: every request with points is taken out once the program's code is loaded (the whole-thread cpu has none: it costs nothing)
+  const r = launchPriced('0.00001%', json);
+  const over = (what: string) => new RegExp(`paranode: ${what} taken out after [\\d.]+ s: its predicted cost over the code loaded by then, [\\d.]+% of a thread \\(\\d+ point\\(s\\)[^)]*\\)[^\\n]* is over --max-overhead 0\\.00001% \\(what it measured until then is kept\\); narrow its focus or raise the limit\\n`);
+  await r.when('err', over('metric request procedure_calls@/Code/launch-priced\\.js/inner'));
+  assert.match(r.said.err, over('probe /Code/launch-priced\\.js/inner\\.entry: hits\\+\\+'));
+  assert.match(r.said.err, over('call-path profile of /Code/launch-priced\\.js/\\*'));
+  // taken out in attach's order: probes, the call-path profile, metric requests
+  assert.ok(r.said.err.indexOf('paranode: probe') < r.said.err.indexOf('paranode: call-path profile'), r.said.err);
+  assert.ok(r.said.err.indexOf('paranode: call-path profile') < r.said.err.indexOf('paranode: metric request'), r.said.err);
+  // calls after they were taken out count nowhere
+  await r.when('out', /ready 50\n/);
+  r.tool.stdin!.write('count 1000\n');
+  await r.when('out', /counted 500\n/);
+  r.tool.stdin!.end();
+  assert.equal(await r.closed, 0, r.said.err);
+  const out = JSON.parse(fs.readFileSync(json, 'utf8')) as RunJson;
+  const calls = out.metrics.find((m) => m.name === 'procedure_calls')!;
+  assert.equal(calls.total, 100, 'the calls made as the module loaded, before the request was taken out');
+  assert.match(calls.stopped!, /^metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after/);
+  assert.equal(out.metrics.find((m) => m.name === 'hits')?.total, 100);
+  assert.ok(out.metrics.find((m) => m.name === 'cpu' && !m.stopped), JSON.stringify(out.metrics));
+  assert.ok(out.notes.some((n) => /^metric request cpu: predicted cost 0\.00% of a thread \(0 point\(s\)\) over the code loaded, under --max-overhead 0\.00001%$/.test(n)), out.notes.join('\n'));
+  for (const what of ['probe', 'call-path profile of', 'metric request procedure_calls']) assert.ok(out.notes.some((n) => n.startsWith(what) && / taken out after /.test(n)), out.notes.join('\n'));
+
+  // under a limit of half a thread everything stays, and counts every call from the program's first line
+  const r2 = launchPriced('50%', json);
+  await r2.when('out', /ready 50\n/);
+  // (priced once the program's code is: after that, calls cannot end the program before its requests are priced)
+  for (const what of ['probe /Code/launch-priced\\.js/inner\\.entry: hits\\+\\+', 'call-path profile of /Code/launch-priced\\.js/\\*', 'metric request procedure_calls@/Code/launch-priced\\.js/inner']) {
+    await r2.when('err', new RegExp(`paranode: ${what}: predicted cost [\\d.]+% of a thread \\(\\d+ point\\(s\\)[^)]*\\) over the code loaded so far\\n`));
+  }
+  r2.tool.stdin!.write('count 1000\n');
+  await r2.when('out', /counted 500\n/);
+  r2.tool.stdin!.end();
+  assert.equal(await r2.closed, 0, r2.said.err);
+  assert.doesNotMatch(r2.said.err, / taken out after /);
+  const out2 = JSON.parse(fs.readFileSync(json, 'utf8')) as RunJson;
+  assert.equal(out2.metrics.find((m) => m.name === 'procedure_calls')?.total, 1100);
+  assert.equal(out2.metrics.find((m) => m.name === 'hits')?.total, 1100);
+  assert.ok(out2.metrics.every((m) => !m.stopped), JSON.stringify(out2.metrics));
+  for (const what of ['probe /Code/launch-priced.js/inner.entry: hits++', 'call-path profile of /Code/launch-priced.js/*', 'metric request procedure_calls@/Code/launch-priced.js/inner']) {
+    assert.ok(out2.notes.some((n) => n.startsWith(`${what}: predicted cost `) && n.endsWith('over the code loaded, under --max-overhead 50.0%')), out2.notes.join('\n'));
+  }
 });

@@ -11,7 +11,14 @@ import type { Plan } from '../mdl/evaluate';
 import type { MetricInstance, MetricManager } from '../metrics/manager';
 import type { Session } from '../session/session';
 
-const pct = (x: number) => `${x > 0 && x < 1e-4 ? +(x * 100).toPrecision(2) : (x * 100).toFixed(x < 0.1 ? 2 : 1)}%`;
+/** A share of a thread as a percentage, a tiny one with its two significant digits. */
+export const pct = (x: number) => `${x > 0 && x < 1e-4 ? +(x * 100).toPrecision(2) : (x * 100).toFixed(x < 0.1 ? 2 : 1)}%`;
+
+/** A prediction as said: its cost, its points, and what of it is breakpoints' pinning. */
+export function priceText(p: Prediction): string {
+  const pinned = p.pinned > 0 ? `, of which ${pct(p.pinned)} keeping ${p.pinning.length} function(s) reached by breakpoints in V8's interpreter` : '';
+  return `${pct(p.cost)} of a thread (${p.points} point(s)${pinned})`;
+}
 
 /** What the requests admitted so far are predicted to cost, against the limit. */
 export class CostBudget {
@@ -20,24 +27,27 @@ export class CostBudget {
 
   /** Whether `what`, predicted at p, fits beside what was admitted before it: its price said, a refusal noted too. */
   admit(what: string, p: Prediction): boolean {
-    const pinned = p.pinned > 0 ? `, of which ${pct(p.pinned)} keeping ${p.pinning.length} function(s) reached by breakpoints in V8's interpreter` : '';
     if (this.spent + p.cost > this.limit) {
-      const why = `${what} not placed: its predicted cost, ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})` +
+      const why = `${what} not placed: its predicted cost, ${priceText(p)}` +
         `${this.spent > 0 ? `, with the ${pct(this.spent)} of the requests before it,` : ''} is over --max-overhead ${pct(this.limit)}; narrow its focus or raise the limit`;
       this.s.notes.push(why);
       this.say(why);
       return false;
     }
     this.spent += p.cost;
-    this.say(`${what}: predicted cost ${pct(p.cost)} of a thread (${p.points} point(s)${pinned})`);
+    this.say(`${what}: predicted cost ${priceText(p)}`);
     return true;
   }
 }
 
-/** Whether a probe fits the budget: priced as a one-placement plan over the functions its glob matches now. */
-export async function probeFits(s: Session, req: ProbeRequest, cal: Calibration, budget: CostBudget): Promise<boolean> {
-  const plan: Plan = { placements: [{ resource: req.resource, point: req.point, where: req.where, order: req.order, snippet: req.snippet, optional: false }], flags: [], variable: '', kind: 'counter' };
-  return budget.admit(`probe ${req.text}`, await predictPlan(plan, s, cal));
+/** Probes as a plan of their placements, to be priced over the functions their globs match now. */
+export function probePlan(reqs: ProbeRequest[]): Plan {
+  return { placements: reqs.map((r) => ({ resource: r.resource, point: r.point, where: r.where, order: r.order, snippet: r.snippet, optional: false })), flags: [], variable: '', kind: 'counter' };
+}
+
+/** Whether probes fit the budget (one probe, or a call-path profile's four): what, as the user wrote it. */
+export async function probesFit(s: Session, what: string, reqs: ProbeRequest[], cal: Calibration, budget: CostBudget): Promise<boolean> {
+  return budget.admit(what, await predictPlan(probePlan(reqs), s, cal));
 }
 
 /** The metric requests that fit the budget, in order. */

@@ -18,7 +18,7 @@ export function renderInstances(values: MetricInstanceValue[], elapsed: number, 
     const b = v.histogram.buckets;
     const recent = b.length > 1 ? b[b.length - 2] : b[0] ?? 0;
     const total = v.range ? `${fmtNum(v.range[0])}..${fmtNum(v.range[1])}` : fmtNum(v.total);
-    return [v.name, v.focus || '/', total, `${fmtNum(recent)} ${v.units}`];
+    return [v.name, v.focus || '/', total, v.stopped ? 'taken out' : `${fmtNum(recent)} ${v.units}`];
   });
   const head = ['metric', 'focus', 'total', 'now'];
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

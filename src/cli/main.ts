@@ -12,11 +12,13 @@ import { Interrupted } from '../session/errors';
 import { durationEnd } from './duration';
 import { parsePathLength, type PathLength } from '../data/call-path-profile';
 import { formatOf } from '../data/profile-export';
-import { calibration } from '../cost/calibration';
+import { calibration, type Calibration } from '../cost/calibration';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { addDiagnoseOptions, DiagnoseCliOpts, parseFraction, runDiagnose, targetOf } from './diagnose';
-import { CostBudget, ObservedCostWatch, pricedRequests, probeFits } from './cost-limit';
+import { CostBudget, ObservedCostWatch, pct, pricedRequests, probePlan, probesFit } from './cost-limit';
+import { LaunchItem, LaunchPricing } from './launch-pricing';
+import { predictPlan } from '../cost/predict';
 import { renderCallPaths, renderInstances, renderTable } from './live-view';
 import { DEFAULT_NICE, niceArg, yieldCpu } from './priority';
 import { EarlySignals, signalStatus } from './signals';
@@ -81,7 +83,7 @@ function addCommon(cmd: Command): Command {
     .option('--json <file>', 'write metrics and notes to this file at the end')
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
     .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
-    .option('--max-overhead <limit>', "a limit on the instrumentation's share of a thread's time, e.g. 5%: a metric request made on attach is priced first and not placed over it, and the session says when the observed cost passes it", parseFraction('--max-overhead'))
+    .option('--max-overhead <limit>', "a limit on the instrumentation's share of a thread's time, e.g. 5%: attach prices each request before placing it and places none over it, run prices its requests as the program's code loads and takes out one over it, and the session says when the observed cost passes it", parseFraction('--max-overhead'))
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
     .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)
@@ -89,7 +91,8 @@ function addCommon(cmd: Command): Command {
     .option('-q, --quiet', 'no live view');
 }
 
-async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports, end?: AbortSignal): Promise<void> {
+async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals = new EarlySignals(), ui?: UiServer, exports?: CliExports, end?: AbortSignal,
+  pricing?: LaunchPricing): Promise<void> {
   const live = !opts.quiet && process.stderr.isTTY;
   exports?.add(sessionSource(s, { manager: mm, pathLength: opts.pathLength }));
   let lines = 0;
@@ -102,6 +105,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   s.on('sample', draw);
   const watch = limited(opts) ? await watchCost(s, opts, mm) : undefined;
   const fin = (why: string) => {
+    s.notes.push(...pricing?.summary() ?? []);
     const n = watch?.summary();
     if (n) s.notes.push(n);
     finish(s, opts, why, mm);
@@ -336,22 +340,49 @@ async function runCommand(command: string[], opts: CommonOpts): Promise<void> {
   try {
     exports = await CliExports.open(opts, progress);
     // the page prices what it enables: measured before the program runs, not beside it
-    if (ui || limited(opts)) await calibration({ progress });
+    const cal = ui || limited(opts) ? await calibration({ progress }) : undefined;
     let s: Session, mm: MetricManager | undefined;
     if (!enables.length) s = await Session.launch(command, probes, limits);
     else {
       ({ session: s, manager: mm } = await MetricManager.launch(command, enables, { ...limits, probes, progress }, lib));
       if (!opts.quiet) reportEnabled(mm, opts);
-      if (limited(opts) && !opts.quiet) progress('metric requests made at launch are not priced (no code of the program is loaded yet): the observed cost is watched against --max-overhead');
+    }
+    let pricing: LaunchPricing | undefined;
+    if (limited(opts) && (probes.length || mm)) {
+      pricing = new LaunchPricing(launchItems(s, opts, cal!, mm), opts.maxOverhead!, s, sayer(opts));
+      if (!opts.quiet) progress(`the requests are priced as the program's code loads: one whose predicted cost passes --max-overhead ${pct(opts.maxOverhead!)} is taken out`);
     }
     if (ui) {
       ui.addSession(s, `${command.join(' ')} (pid ${s.pid})`);
       await ui.useManager(mm ??= new MetricManager([s], lib));
     }
-    await session(s, opts, mm, signals, ui, exports, limits.signal);
+    await session(s, opts, mm, signals, ui, exports, limits.signal, pricing);
   } finally {
     await Promise.all([ui?.close('paranode stopped'), exports?.close()]);
   }
+}
+
+/**
+ * run's requests for LaunchPricing: the user's probes (ids 1..n, as launched), the
+ * call-path profile (the next ids), the metric requests; in the order attach admits them.
+ */
+function launchItems(s: Session, opts: CommonOpts, cal: Calibration, mm?: MetricManager): LaunchItem[] {
+  const removing = (ids: number[]) => async () => {
+    await s.sample().catch(() => undefined);
+    for (const id of ids) await s.removeProbe(id);
+  };
+  const items: LaunchItem[] = parseProbes(opts.probe).map((r, k) => ({
+    what: `probe ${opts.probe[k]}`, price: () => predictPlan(probePlan([r]), s, cal), takeOut: removing([k + 1]),
+  }));
+  if (opts.callPaths.length) {
+    const reqs = parseProbes(callPathProbes(opts.callPaths));
+    items.push({ what: `call-path profile of ${opts.callPaths.join(', ')}`, price: () => predictPlan(probePlan(reqs), s, cal),
+      takeOut: removing(reqs.map((_, i) => opts.probe.length + i + 1)) });
+  }
+  for (const inst of mm?.all ?? []) {
+    items.push({ what: `metric request ${requestName(inst)}`, price: () => mm!.priceOf(inst), takeOut: (why) => mm!.retire(inst, why) });
+  }
+  return items;
 }
 
 /** paranode attach: into a running process; the target is checked and the requests parsed before it is touched. */
@@ -382,7 +413,7 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
       const budget = limited(opts) ? new CostBudget(opts.maxOverhead!, s, sayer(opts)) : undefined;
       for (const [k, p] of opts.probe.entries()) {
         const seen = s.notes.length;
-        if (budget && !await probeFits(s, requests[k], cal!, budget)) continue;
+        if (budget && !await probesFit(s, `probe ${requests[k].text}`, [requests[k]], cal!, budget)) continue;
         const r = await s.place(requests[k]);
         if (opts.quiet) continue;
         const how = [['slot', r.bySlot], ['wrapping', r.byWrapping], ['breakpoint', r.byBreakpoint]].filter(([, n]) => n).map(([k, n]) => `${n} by ${k}`);
@@ -391,7 +422,8 @@ async function attachCommand(pid: number, opts: CommonOpts): Promise<void> {
         for (const n of s.notes.slice(seen)) process.stderr.write(`note: ${n}\n`);
         shownNotes = s.notes.length;
       }
-      if (opts.callPaths.length) {
+      const pathsFit = async () => !budget || probesFit(s, `call-path profile of ${opts.callPaths.join(', ')}`, parseProbes(callPathProbes(opts.callPaths)), cal!, budget);
+      if (opts.callPaths.length && await pathsFit()) {
         const r = await s.profileCallPaths(opts.callPaths);
         if (!opts.quiet) process.stderr.write(`paranode: call-path profile placed at ${r.placed} point(s): ${opts.callPaths.join(', ')}\n`);
       }

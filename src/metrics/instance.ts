@@ -40,6 +40,8 @@ export interface MetricInstanceValue {
   virtual?: [number, number];
   /** set where the value cannot be real (a thread using more than 1 CPU s/s): what, where and when */
   implausible?: string;
+  /** set where the request was taken out before the end (its price over --max-overhead): why; the value is what it measured until then */
+  stopped?: string;
 }
 
 /** A thread's CPU time grows at most as fast as the wall clock; over this it is not real. */

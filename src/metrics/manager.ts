@@ -555,9 +555,34 @@ export class MetricManager extends EventEmitter {
     }
   }
 
-  /** Values of every instance, largest total first. */
+  /** Values of every instance, largest total first; then those of requests taken out (retire). */
   values(): MetricInstanceValue[] {
-    return this.all.flatMap((i) => (isVector(i) ? this.members(i) : [i])).map((i) => i.value()).sort((a, b) => b.total - a.total);
+    return [...this.all.flatMap((i) => this.valuesOf(i)).sort((a, b) => b.total - a.total), ...this.retired];
+  }
+
+  private valuesOf(i: MetricInstance): MetricInstanceValue[] {
+    return (isVector(i) ? this.members(i) : [i]).map((x) => x.value());
+  }
+
+  /** values of requests taken out before the end, as they stood then */
+  private readonly retired: MetricInstanceValue[] = [];
+
+  /**
+   * Take a request out before the end, keeping what it measured: its sessions
+   * are sampled first, and its values stay in values() as they stood, with `why`.
+   */
+  async retire(inst: MetricInstance, why: string): Promise<void> {
+    for (const ps of inst.perSession) await ps.session.sample().catch(() => undefined);
+    this.retired.push(...this.valuesOf(inst).map((v) => ({ ...v, stopped: why })));
+    await this.disable(inst);
+  }
+
+  /** The predicted cost of a request in place, over the code its sessions have loaded now (its flags counted as its own). */
+  async priceOf(inst: MetricInstance, opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
+    const out = noPrediction();
+    const cal = await this.costCalibration();
+    for (const ps of (inst.group ?? inst).perSession) addPrediction(out, await predictPlan(ps.plan, ps.session, cal, opts));
+    return out;
   }
 }
 

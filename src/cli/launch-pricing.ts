@@ -1,0 +1,81 @@
+// --max-overhead for `run`: its requests go in before any of the program's code
+// exists (standing, switched on in each module as it loads), so they cannot be
+// priced before they are placed, as attach's are. They are priced as the code
+// loads instead: after a sample that brought new scripts (at most once a
+// second), each request still in place is priced over the code loaded by then,
+// in the order attach admits them (probes, the call-path profile, metric
+// requests), from one budget; one that no longer fits is taken out at once,
+// said and noted, and what it measured until then is kept. Each request's first
+// price over some of the program's code is said, its last one noted at the end.
+import type { Prediction } from '../cost/predict';
+import type { Session } from '../session/session';
+import { pct, priceText } from './cost-limit';
+
+/** A request made at launch, as the pricing sees it. */
+export interface LaunchItem {
+  /** as the user wrote it: 'probe …', 'call-path profile of …', 'metric request …' */
+  what: string;
+  /** its predicted cost over the code loaded now */
+  price(): Promise<Prediction>;
+  /** stop it; what it measured until now stays reported */
+  takeOut(why: string): Promise<void>;
+}
+
+export class LaunchPricing {
+  private readonly inPlace: LaunchItem[];
+  private readonly last = new Map<LaunchItem, Prediction>();
+  private dirty = false;
+  private running?: Promise<void>;
+  private lastMs = -Infinity;
+
+  constructor(items: LaunchItem[], private readonly limit: number, private readonly s: Session, private readonly say: (line: string) => void,
+    private readonly gapMs = 1000) {
+    this.inPlace = [...items];
+    s.on('resources', () => { this.dirty = true; });
+    s.on('sample', () => { void this.check(); });
+  }
+
+  /** Price again when code loaded since the last pricing (at most once per gapMs). */
+  check(): Promise<void> {
+    if (this.running || !this.dirty || performance.now() - this.lastMs < this.gapMs) return this.running ?? Promise.resolve();
+    this.dirty = false;
+    this.lastMs = performance.now();
+    this.running = this.priceAll().finally(() => { this.running = undefined; });
+    return this.running;
+  }
+
+  private async priceAll(): Promise<void> {
+    let spent = 0;
+    for (const item of [...this.inPlace]) {
+      let p: Prediction;
+      try {
+        p = await item.price();
+      } catch {
+        // (a target that ends meanwhile: its end is the session's to report; priced again after new code otherwise)
+        this.dirty = true;
+        continue;
+      }
+      const first = p.points > 0 && !(this.last.get(item)?.points);
+      this.last.set(item, p);
+      if (spent + p.cost <= this.limit) {
+        spent += p.cost;
+        if (first) this.say(`${item.what}: predicted cost ${priceText(p)} over the code loaded so far`);
+        continue;
+      }
+      const why = `${item.what} taken out after ${this.s.elapsedSeconds.toFixed(1)} s: its predicted cost over the code loaded by then, ${priceText(p)}` +
+        `${spent > 0 ? `, with the ${pct(spent)} of the requests before it,` : ''} is over --max-overhead ${pct(this.limit)} (what it measured until then is kept); narrow its focus or raise the limit`;
+      this.inPlace.splice(this.inPlace.indexOf(item), 1);
+      this.s.notes.push(why);
+      this.say(why);
+      await item.takeOut(why).catch((e: Error) => { this.s.notes.push(`${item.what}: not taken out: ${e.message}`); });
+    }
+  }
+
+  /** At the end: each request left in place with its last price (none: the program ended before one was made). */
+  summary(): string[] {
+    return this.inPlace.map((i) => {
+      const p = this.last.get(i);
+      return p ? `${i.what}: predicted cost ${priceText(p)} over the code loaded, under --max-overhead ${pct(this.limit)}` : `${i.what}: not priced (the program ended before its code was)`;
+    });
+  }
+}
