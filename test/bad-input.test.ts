@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { CLI, FIXTURES, Target } from './support/helpers';
+import { CLI, FIXTURES, ROOT, Target } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
 const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', cwd: FIXTURES });
@@ -16,6 +16,19 @@ function oneLine(r: { status: number | null; stderr: string }, re: RegExp): void
   assert.equal(lines.length, 1, r.stderr);
   assert.match(lines[0], re);
 }
+
+test('--version prints the package\'s version; an unknown option says which and shows the help', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-V']) {
+    const r = cli([flag]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, `${pkg.version}\n`);
+  }
+  const r = cli(['--nosuch']);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /^error: unknown option '--nosuch'\n/);
+  assert.match(r.stderr, /Usage: paranode \[options\] \[command\]/);
+});
 
 test('malformed snippet names line and column', () => {
   oneLine(cli(['run', '-q', '-p', '/Code/counted.js/f.entry: c +* 2', '--', process.execPath, counted]), /^paranode: syntax error: .*\(snippet line 1, column \d+\)$/);

@@ -223,7 +223,9 @@ const HOW: Record<string, string> = {
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command();
-  program.name('paranode').description('Dynamic instrumentation for live Node.js programs').showHelpAfterError();
+  // the installed package's version (dist/src/cli -> the package's root)
+  const { version } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+  program.name('paranode').description('Dynamic instrumentation for live Node.js programs').version(version, '-V, --version', 'print paranode\'s version').showHelpAfterError();
 
   addDiagnoseOptions(program.command('diagnose')
     .description('find the bottleneck by itself: paranode diagnose [options] (attach <pid> | -- node app.js)')
