@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { callGraph, diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { inPhase, type SearchNode } from '../src/consultant/search';
+import { measuring, nextCommand, shellWord } from '../src/consultant/next-steps';
 import { Session } from '../src/api';
 import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
@@ -96,6 +97,45 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // the search history graph: every node below the top has a parent that held
   for (const n of d.searchHistory) if (n.parent !== null) assert.equal(d.searchHistory[n.parent - 1].state, 'true');
   assert.equal(d.cost.limit, 0.05);
+  // what a developer does next: the path that leads to it, from the stack samples (run -> step ->
+  // processBatch -> hashRecord; step runs again from setImmediate, Node's code, which is left out)
+  const path0 = b.paths?.[0];
+  assert.ok(path0 && path0.share > 0.5 && path0.share <= 1, JSON.stringify(b.paths));
+  assert.deepEqual(path0.functions.slice(-3), ['cpu-bound.js/step', 'cpu-bound.js/processBatch', 'cpu-bound.js/hashRecord'], JSON.stringify(b.paths));
+  assert.ok(b.paths!.every((p, i) => i === 0 || p.share <= b.paths![i - 1].share), JSON.stringify(b.paths));
+  // the call site's paths are its function's, then the call site
+  const site = d.bottlenecks.find((x) => x.focus.startsWith('/Code/cpu-bound.js/hashRecord/') && x.focus.endsWith('()'));
+  if (site) assert.deepEqual(site.paths?.[0].functions.slice(-2), ['cpu-bound.js/hashRecord', site.focus.split('/').pop()], JSON.stringify(site));
+  // and the command that measures it exactly, which runs
+  const requests = ['cpu_inclusive@/Code/cpu-bound.js/hashRecord', 'procedure_calls@/Code/cpu-bound.js/hashRecord'];
+  assert.equal(b.next, `paranode run ${requests.map((r) => `-e ${r}`).join(' ')} -- ${shellWord(process.execPath)} cpu-bound.js 120`);
+  const text = renderDiagnosis(d);
+  assert.ok(text.includes(`    reached by ${path0.functions.join(' > ')} (`), text);
+  assert.ok(text.includes(`    next: ${b.next}\n`), text);
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-')), 'next.json');
+  const r = spawnSync(process.execPath, [CLI, 'run', '-q', ...requests.flatMap((q) => ['-e', q]), '--json', json, '--', process.execPath, 'cpu-bound.js', '2'], { cwd: DEMO, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const m = (JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[] }).metrics;
+  const calls = m.find((x) => x.name === 'procedure_calls')!.total;
+  // a batch is 100 records, each hashed once
+  assert.ok(calls > 0 && calls % 100 === 0, JSON.stringify(m));
+  assert.ok(m.find((x) => x.name === 'cpu_inclusive' && x.focus === '/Code/cpu-bound.js/hashRecord')!.total > 0, JSON.stringify(m));
+});
+
+test('the command a bottleneck names next: its metric at its focus and how often its code runs; a thread kept only on attach', () => {
+  const b = (hypothesis: string, focus: string) => ({ hypothesis, focus }) as Bottleneck;
+  const fn = '/Code/lib/a.js/parse', th = '/Thread/42/3';
+  assert.deepEqual(measuring(b('cpu_bound', `${fn},${th}`), 'function', true), [`cpu_inclusive@${fn},${th}`, `procedure_calls@${fn},${th}`]);
+  assert.deepEqual(measuring(b('cpu_bound', `${fn},${th}`), 'function', false), [`cpu_inclusive@${fn}`, `procedure_calls@${fn}`]);
+  assert.deepEqual(measuring(b('cpu_bound', `${fn}/loop@12`), 'loop', false), [`cpu_inclusive@${fn}/loop@12`, `loop_trips@${fn}/loop@12`]);
+  assert.deepEqual(measuring(b('sync_io', `${fn}/readFileSync()`), 'callsite', false), [`sync_io@${fn}/readFileSync()`]);
+  assert.deepEqual(measuring(b('cpu_bound', '/Code/lib/a.js'), 'module', false), ['cpu_inclusive@/Code/lib/a.js', 'procedure_calls@/Code/lib/a.js/*']);
+  assert.deepEqual(measuring(b('waiting', fn), 'function', false), [`await_wait@${fn}`, `procedure_calls@${fn}`]);
+  assert.deepEqual(measuring(b('gc', '/Process/host:42'), undefined, true), ['gc_time']);
+  assert.deepEqual(measuring(b('waiting', th), undefined, true), [`event_loop_idle@${th}`]);
+  assert.deepEqual(measuring(b('waiting', th), undefined, false), ['event_loop_idle']);
+  assert.equal(nextCommand([`cpu_inclusive@${fn}/f()`], { pid: 42 }), `paranode attach 42 -e 'cpu_inclusive@${fn}/f()' --duration 30`);
+  assert.equal(nextCommand(['gc_time'], { command: ['node', 'my app.js', "it's"] }), `paranode run -e gc_time -- node 'my app.js' 'it'\\''s'`);
 });
 
 test('with no cost limit, a function whose own code holds the time is refined into its loops: the innermost hot loop is named with its line, after its function; the outer one is explained by it, the short one is false', async () => {
@@ -368,7 +408,10 @@ test('CLI: paranode diagnose -- node app.js prints the ranked report and writes 
     assert.ok(r.stderr.slice(0, r.stderr.indexOf(line)).includes(` @ ${focus} `), `${line}: never shown true`);
   }
   const d = JSON.parse(fs.readFileSync(json, 'utf8')) as Diagnosis;
-  assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'shareOf', 'source', 'thread', 'threshold', 'value']);
+  assert.deepEqual(Object.keys(d.bottlenecks[0]).sort(), ['focus', 'hypothesis', 'interval', 'next', 'shareOf', 'source', 'thread', 'threshold', 'value']);
+  // (a waiting function is not on the stack: no sampled paths; the command that measures it)
+  assert.equal(d.bottlenecks[0].next, `paranode run -e await_wait@/Code/async-wait.js/fetchProfile -e procedure_calls@/Code/async-wait.js/fetchProfile -- ${shellWord(process.execPath)} async-wait.js 60`);
+  assert.ok(r.stdout.includes(`    next: ${d.bottlenecks[0].next}\n`), r.stdout);
   assert.equal(d.bottlenecks[0].shareOf, 'time');
   assert.equal(d.bottlenecks[0].threshold, 0.6);
   assert.equal(d.bottlenecks[0].source, 'async-wait.js:23');

@@ -13,6 +13,7 @@ import { parseLoop } from '../metrics/focus';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
 import { diagnosis, Diagnosis, Hottest, HOTTEST } from './report';
+import { addNextSteps } from './next-steps';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
 export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
@@ -81,6 +82,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
       return Math.max(0, (st.leaves.get(key) ?? 0) / busySamples(st) - inlined);
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
+    addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? target : { command: target.command });
     if (s.fate) d.targetFate = s.fate;
     const hottest = hottestFunctions(s);
     if (hottest.length) d.hottest = hottest;

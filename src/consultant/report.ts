@@ -7,6 +7,7 @@ import { codeLevel } from './focus-parts';
 import { hypothesis } from './hypotheses';
 import { PHASE_END, PHASE_START } from './search';
 import type { PerformanceConsultant, SearchNode, TestRecord } from './search';
+import type { SampledPath } from './next-steps';
 
 export interface Bottleneck {
   hypothesis: string;
@@ -30,6 +31,10 @@ export interface Bottleneck {
    * it calls count as its own). It ranks such functions.
    */
   self?: number;
+  /** the commonest paths of calls to its function, from its thread's stack samples (hypotheses whose code is on the stack) */
+  paths?: SampledPath[];
+  /** the paranode command that measures it exactly: its metric at its focus, and how often its code runs */
+  next?: string;
 }
 
 export interface Diagnosis {
@@ -204,6 +209,8 @@ export function renderDiagnosis(d: Diagnosis): string {
     lines.push(`    at ${b.focus}${b.thread && !b.focus.includes('/Thread/') ? `  (thread ${b.thread})` : ''}`);
     const self = b.self !== undefined ? `; its own code in ${pct(b.self)} of stack samples` : '';
     lines.push(`    ${pct(b.value)} of ${b.shareOf === 'cpu' ? "the thread's CPU time" : "a thread's time"} (threshold ${pct(b.threshold)})${self}, ${b.interval[0].toFixed(1)}-${b.interval[1].toFixed(1)} s${b.source ? `, ${b.source}` : ''}`);
+    for (const p of b.paths ?? []) lines.push(`    reached by ${p.functions.join(' > ')} (${pct(p.share)} of the samples it was in)`);
+    if (b.next) lines.push(`    next: ${b.next}`);
   });
   // what the limit kept the search from testing: a developer reads it as "not known", not as "not a bottleneck"
   const costly = d.searchHistory.filter((n) => n.state === 'too costly');

@@ -43,7 +43,16 @@ export interface StackSamples {
    */
   node: ReadonlyMap<string, ReadonlyMap<string, number>>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * function -> its nearest callers (up to CALLERS_KEPT, outermost first, joined by
+   * '>'; '…>' first where the stack went on; recursion folded) -> samples in which
+   * the function was on the stack with those callers below it (its innermost frame)
+   */
+  callers: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
+
+/** How many callers of a function the stack samples keep per path (StackSamples.callers). */
+export const CALLERS_KEPT = 4;
 
 export { sampleKey } from '../analysis/describe';
 
@@ -66,8 +75,17 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; node: Map<string, Map<string, number>>; above: Map<string, Set<string>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), node: new Map(), above: new Map() });
+interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; node: Map<string, Map<string, number>>; above: Map<string, Set<string>>; callers: Map<string, Map<string, number>> }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), node: new Map(), above: new Map(), callers: new Map() });
+
+/** The callers of the frame at `i` (innermost first) as StackSamples.callers keys them: consecutive repeats folded. */
+function callersKey(stack: string[], i: number): string {
+  const out: string[] = [];
+  let j = i + 1;
+  for (; j < stack.length && out.length < CALLERS_KEPT; j++) if (stack[j] !== (out[out.length - 1] ?? stack[i])) out.push(stack[j]);
+  while (j < stack.length && stack[j] === out[out.length - 1]) j++;
+  return (j < stack.length ? '…>' : '') + out.reverse().join('>');
+}
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
@@ -202,6 +220,16 @@ export class SampledSeries {
         if (!set) st.above.set(outer, (set = new Set()));
         set.add(inner);
       }
+    });
+    // the callers that led to each function (its innermost frame: a recursion's deepest call)
+    const seen = new Set<string>();
+    stack.forEach((f, i) => {
+      if (seen.has(f)) return;
+      seen.add(f);
+      let by = st.callers.get(f);
+      if (!by) st.callers.set(f, (by = new Map()));
+      const k = callersKey(stack, i);
+      by.set(k, (by.get(k) ?? 0) + n);
     });
     // functions, and their modules once per sample ("<module>/")
     const keys = new Set(stack);

@@ -1,0 +1,83 @@
+// What a developer does with a bottleneck (issue #12 item 4): the call paths
+// that lead to it, from its thread's stack samples, and the paranode command
+// that measures it exactly (its metric at its focus, and how often it runs).
+import type { StackSamples } from '../session/series';
+import { parseCallSite, parseLoop, splitFocus } from '../metrics/focus';
+import { codeLevel, sampleKey, threadLabel } from './focus-parts';
+import { hypothesis } from './hypotheses';
+import type { Bottleneck } from './report';
+import type { SearchNode } from './search';
+
+/** A path of calls to a bottleneck's function, as its thread's stack samples saw it. */
+export interface SampledPath {
+  /** its callers, outermost first ('…' first where the stack went on), the function (then a loop or call site in it) last */
+  functions: string[];
+  /** the share of the samples with the function on the stack that had these callers */
+  share: number;
+}
+
+/** Paths listed per bottleneck at most, and the least share of its samples one needs. */
+const PATHS = 2, PATH_SHARE = 0.1;
+
+/** The commonest paths that led to function `key` ("<module>/<function>") in the samples. */
+export function sampledPaths(st: StackSamples, key: string): SampledPath[] {
+  const by = st.callers.get(key);
+  const on = st.hits.get(key) ?? 0;
+  if (!by || !on) return [];
+  return [...by].sort((a, b) => b[1] - a[1]).slice(0, PATHS).filter(([, n], i) => i === 0 || n / on >= PATH_SHARE)
+    .map(([callers, n]) => ({ functions: [...(callers ? callers.split('>') : []), key], share: n / on }));
+}
+
+/** A word as a POSIX shell reads it back. */
+export function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** How the diagnosed program was reached: its pid (attached), or the command that launched it. */
+export type Reached = { pid: number } | { command: string[] };
+
+/**
+ * The metric requests that measure a bottleneck exactly: its hypothesis's metric at
+ * its focus, and how often its code runs (a function's calls, a loop's trips, a
+ * module's calls per function). A thread or process named in it holds only for the
+ * same process: kept on attach, left out of a launch.
+ */
+export function measuring(b: Bottleneck, level: ReturnType<typeof codeLevel>, attached: boolean): string[] {
+  const h = hypothesis(b.hypothesis);
+  const parts = splitFocus(b.focus);
+  const code = parts.find((p) => p.startsWith('/Code/'));
+  const thread = attached ? parts.find((p) => p.startsWith('/Thread/')) : undefined;
+  const at = (metric: string, focus: string | undefined) => `${metric}${focus || thread ? '@' : ''}${[focus, thread].filter(Boolean).join(',')}`;
+  if (!code) return [at(h.metric, undefined)];
+  const out = [at(h.codeMetric ?? h.metric, code)];
+  if (level === 'function') out.push(at('procedure_calls', code));
+  else if (level === 'loop') out.push(at('loop_trips', code));
+  else if (level === 'module') out.push(at('procedure_calls', `${code}/*`));
+  return out;
+}
+
+/** The paranode command that measures a bottleneck exactly. */
+export function nextCommand(requests: string[], reached: Reached): string {
+  const e = requests.flatMap((r) => ['-e', shellWord(r)]).join(' ');
+  return 'pid' in reached ? `paranode attach ${reached.pid} ${e} --duration 30` : `paranode run ${e} -- ${reached.command.map(shellWord).join(' ')}`;
+}
+
+/**
+ * Each bottleneck with the paths that lead to its function (hypotheses whose code is
+ * on the stack: a waiting function is not) and the command to measure it next.
+ */
+export function addNextSteps(bottlenecks: Bottleneck[], nodes: readonly SearchNode[], samples: (thread: string) => StackSamples, reached: Reached): void {
+  for (const b of bottlenecks) {
+    const n = nodes.find((k) => k.focus === b.focus && k.hypothesis === b.hypothesis);
+    const level = n ? codeLevel(n.focus, n.parent === null ? undefined : nodes[n.parent - 1].focus) : undefined;
+    b.next = nextCommand(measuring(b, level, 'pid' in reached), reached);
+    const code = splitFocus(b.focus).find((p) => p.startsWith('/Code/'));
+    if (!code || !hypothesis(b.hypothesis).onStack || level === 'module' || level === undefined) continue;
+    // a loop or a call site is in its function: the paths to that, and then it
+    const inside = parseLoop(code) ?? parseCallSite(code);
+    const fn = inside?.fn ?? code;
+    const paths = sampledPaths(samples(threadLabel(b.focus)), sampleKey(fn.slice('/Code/'.length)));
+    if (inside) for (const p of paths) p.functions.push(code.slice(fn.length + 1));
+    if (paths.length) b.paths = paths;
+  }
+}
