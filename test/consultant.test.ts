@@ -8,9 +8,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { callGraph, diagnose } from '../src/consultant/diagnose';
-import { type Bottleneck, type Diagnosis, HOTTEST, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
+import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { inPhase, type SearchNode } from '../src/consultant/search';
-import { measuring, nextCommand, shellWord } from '../src/consultant/next-steps';
+import { measuring, nextCommand, sampledPaths, shellWord } from '../src/consultant/next-steps';
+import { SampledSeries } from '../src/session/series';
 import { Session } from '../src/api';
 import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
@@ -111,6 +112,10 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.equal(b.next, `paranode run ${requests.map((r) => `-e ${r}`).join(' ')} -- ${shellWord(process.execPath)} cpu-bound.js 120`);
   const text = renderDiagnosis(d);
   assert.ok(text.includes(`    reached by ${path0.functions.join(' > ')} (`), text);
+  // the hottest functions too (the first HOTTEST_PATHS of a thread, with a program caller): the same path to hashRecord
+  assert.deepEqual(hot[0].paths?.map((p) => p.functions), [path0.functions], JSON.stringify(hot[0]));
+  assert.ok(hot.slice(HOTTEST_PATHS).every((h) => !h.paths), JSON.stringify(hot));
+  assert.ok(text.includes(`\n  reached by ${path0.functions.join(' > ')} (`), text);
   assert.ok(text.includes(`    next: ${b.next}\n`), text);
   const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-')), 'next.json');
   const r = spawnSync(process.execPath, [CLI, 'run', '-q', ...requests.flatMap((q) => ['-e', q]), '--json', json, '--', process.execPath, 'cpu-bound.js', '2'], { cwd: DEMO, encoding: 'utf8' });
@@ -120,6 +125,24 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // a batch is 100 records, each hashed once
   assert.ok(calls > 0 && calls % 100 === 0, JSON.stringify(m));
   assert.ok(m.find((x) => x.name === 'cpu_inclusive' && x.focus === '/Code/cpu-bound.js/hashRecord')!.total > 0, JSON.stringify(m));
+});
+
+test('sampled paths to a function: its innermost frame\'s nearest four callers, recursion folded, "…" where the stack went on; a second path only with a tenth of its samples; none from Node\'s code alone', () => {
+  const series = new SampledSeries(1, {});
+  // innermost first, as the runtime sends them
+  const stacks: [string[], number][] = [
+    [['m/f', 'm/f', 'm/f', 'm/g', 'm/main'], 6],
+    [['m/f', 'm/h', 'm/g', 'm/main'], 3],
+    [['m/f', 'm/a', 'm/b', 'm/c', 'm/d', 'm/e'], 1],
+    [['m/cb'], 5],
+  ];
+  series.record(0, { t: 1, counters: [], timers: [], scripts: 0, stacks } as unknown as Parameters<SampledSeries['record']>[1]);
+  const st = series.stackSamples('main');
+  assert.deepEqual(sampledPaths(st, 'm/f'), [{ functions: ['m/main', 'm/g', 'm/f'], share: 0.6 }, { functions: ['m/main', 'm/g', 'm/h', 'm/f'], share: 0.3 }]);
+  assert.deepEqual([...st.callers.get('m/f')!.keys()].sort(), ['m/main\nm/g', 'm/main\nm/g\nm/h', '…\nm/d\nm/c\nm/b\nm/a'].sort());
+  assert.deepEqual(sampledPaths(st, 'm/g'), [{ functions: ['m/main', 'm/g'], share: 1 }]);
+  assert.deepEqual(sampledPaths(st, 'm/cb'), []);
+  assert.deepEqual(sampledPaths(st, 'm/nosuch'), []);
 });
 
 test('the command a bottleneck names next: its metric at its focus and how often its code runs; a thread kept only on attach', () => {

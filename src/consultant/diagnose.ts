@@ -12,8 +12,8 @@ import type { PointInfo } from '../analysis/functions';
 import { parseLoop } from '../metrics/focus';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
-import { diagnosis, Diagnosis, Hottest, HOTTEST } from './report';
-import { addNextSteps } from './next-steps';
+import { diagnosis, Diagnosis, Hottest, HOTTEST, HOTTEST_PATHS } from './report';
+import { addNextSteps, sampledPaths } from './next-steps';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
 export interface DiagnoseOptions extends ConsultantOptions, SessionOptions {
@@ -108,7 +108,10 @@ function hottestFunctions(s: Session): Hottest[] {
     if (!st.samples) continue;
     const busy = busySamples(st);
     const by = st.profiled ? 'profiler' : 'interrupt';
-    for (const [fn, n] of top([...st.leaves])) out.push({ thread, function: fn, self: n / busy, samples: busy, by });
+    for (const [i, [fn, n]] of top([...st.leaves]).entries()) {
+      const paths = i < HOTTEST_PATHS ? sampledPaths(st, fn).slice(0, 1) : [];
+      out.push({ thread, function: fn, self: n / busy, samples: busy, by, ...(paths.length ? { paths } : {}) });
+    }
     const node = top([...st.node].map(([fn, callers]): [string, number] => [fn, [...callers.values()].reduce((a, b) => a + b, 0)]));
     for (const [fn, n] of node) {
       const caller = top([...st.node.get(fn)!])[0][0];

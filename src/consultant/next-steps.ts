@@ -24,8 +24,9 @@ export function sampledPaths(st: StackSamples, key: string): SampledPath[] {
   const by = st.callers.get(key);
   const on = st.hits.get(key) ?? 0;
   if (!by || !on) return [];
-  return [...by].sort((a, b) => b[1] - a[1]).slice(0, PATHS).filter(([, n], i) => i === 0 || n / on >= PATH_SHARE)
-    .map(([callers, n]) => ({ functions: [...(callers ? callers.split('>') : []), key], share: n / on }));
+  // (a function called from Node's code only, a callback, has no program caller: no path)
+  return [...by].filter(([callers]) => callers !== '').sort((a, b) => b[1] - a[1]).slice(0, PATHS).filter(([, n], i) => i === 0 || n / on >= PATH_SHARE)
+    .map(([callers, n]) => ({ functions: [...callers.split('\n'), key], share: n / on }));
 }
 
 /** A word as a POSIX shell reads it back. */

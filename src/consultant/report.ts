@@ -82,7 +82,12 @@ export interface Hottest {
   node?: true;
   /** for Node's code: the program function innermost below it in most of its samples */
   calledFrom?: string;
+  /** for the thread's HOTTEST_PATHS hottest program functions: the commonest path of calls to it */
+  paths?: SampledPath[];
 }
+
+/** How many of a thread's hottest functions are listed with the path that led to them most often. */
+export const HOTTEST_PATHS = 3;
 
 /** How many of a thread's hottest functions a diagnosis lists: where the top functions are within a point of each other (a formatter's 4-6 %, a compiler's 2-3 %), five leave out some that hold as much */
 export const HOTTEST = 10;
@@ -225,6 +230,7 @@ export function renderDiagnosis(d: Diagnosis): string {
     const of = hs[0].by === 'profiler' ? `${hs[0].samples} stack samples of the busy thread` : `${hs[0].samples} stack samples by inspector interrupt, which miss small functions`;
     const program = hs.filter((h) => !h.node), node = hs.filter((h) => h.node);
     if (program.length) lines.push(`hottest functions of thread ${thread} by their own code (${of}, any share): ` + program.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
+    for (const h of program) for (const p of h.paths ?? []) lines.push(`  reached by ${p.functions.join(' > ')} (${pct(p.share)} of the samples it was in)`);
     if (node.length) lines.push(`hottest of Node's own code in thread ${thread} (self time, counted above in its caller): ` +
       node.map((h) => `${h.function}${h.calledFrom ? ` (called from ${h.calledFrom})` : ''} ${pct(h.self)}`).join(', '));
   }

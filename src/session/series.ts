@@ -44,8 +44,8 @@ export interface StackSamples {
   node: ReadonlyMap<string, ReadonlyMap<string, number>>;
   above: ReadonlyMap<string, ReadonlySet<string>>;
   /**
-   * function -> its nearest callers (up to CALLERS_KEPT, outermost first, joined by
-   * '>'; '…>' first where the stack went on; recursion folded) -> samples in which
+   * function -> its nearest callers (up to CALLERS_KEPT, outermost first, one a line;
+   * '…' first where the stack went on; recursion folded) -> samples in which
    * the function was on the stack with those callers below it (its innermost frame)
    */
   callers: ReadonlyMap<string, ReadonlyMap<string, number>>;
@@ -84,7 +84,7 @@ function callersKey(stack: string[], i: number): string {
   let j = i + 1;
   for (; j < stack.length && out.length < CALLERS_KEPT; j++) if (stack[j] !== (out[out.length - 1] ?? stack[i])) out.push(stack[j]);
   while (j < stack.length && stack[j] === out[out.length - 1]) j++;
-  return (j < stack.length ? '…>' : '') + out.reverse().join('>');
+  return [...(j < stack.length ? ['…'] : []), ...out.reverse()].join('\n');
 }
 
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
