@@ -13,7 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { load, nodeBin, startServer, topSelf, type ProfileTop } from './http';
 import { BenchOptions, firstFunctionSeconds, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
-import { HOTTEST } from '../src/consultant/report';
+import { HOTTEST, HOTTEST_PATHS } from '../src/consultant/report';
 
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -24,7 +24,7 @@ const APPS: App[] = [
   { name: 'http', what: 'Fastify server (marked, sanitize-html, Handlebars) under 10 connections on loopback, diagnose attached' },
 ];
 
-interface Report { named: string[]; hottest: string[]; hottestNode: string[]; firstFunction: number | null; complete: number | null; fate: string | null; exit: number | null }
+interface Report { named: string[]; hottest: string[]; hottestNode: string[]; onPaths: string[]; firstFunction: number | null; complete: number | null; fate: string | null; exit: number | null }
 
 function run(bin: string, args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -42,13 +42,16 @@ function readReport(json: string, exit: number | null): Report {
     named: (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}`),
     hottest: (d?.hottest ?? []).filter((h: any) => h.thread === 'main' && !h.node).map((h: any) => h.function as string),
     hottestNode: (d?.hottest ?? []).filter((h: any) => h.thread === 'main' && h.node).map((h: any) => h.function as string),
+    // the callers on the paths the report gives its bottlenecks and the main thread's hottest functions
+    onPaths: [...(d?.bottlenecks ?? []), ...(d?.hottest ?? []).filter((h: any) => h.thread === 'main')]
+      .flatMap((x: any) => (x.paths ?? []).flatMap((p: any) => (p.functions as string[]).slice(0, -1))),
     firstFunction: firstFunctionSeconds(d?.searchHistory ?? []),
     complete: d?.searchSeconds ?? null, fate: d?.targetFate ?? null, exit,
   };
 }
 
 /** V8's "<function> <file>" against paranode's "<module>/<function>" (a method by its own name). */
-function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest of Node's code" | null {
+function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest of Node's code" | 'a caller on a path' | null {
   const [fn, file] = top.name.split(' ');
   const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
   const base = file.slice(file.lastIndexOf('/') + 1);
@@ -60,6 +63,7 @@ function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest 
   if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
   if (r.hottest.some(is)) return 'hottest';
   if (r.hottestNode.some(is)) return "hottest of Node's code";
+  if (r.onPaths.some(is)) return 'a caller on a path';
   return null;
 }
 
@@ -111,8 +115,9 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   // launched program by one short run first: every diagnose starts it warm, as a user's second run
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-apps-cache-'));
   process.env.PARANODE_CACHE_DIR = cache;
-  for (const app of APPS) {
-    let all = 0, firsts: number[] = [];
+  const only = process.env.PARANODE_APPS?.split(',');
+  for (const app of APPS.filter((a) => !only || only.includes(a.name))) {
+    let all = 0, allHot = 0, firsts: number[] = [];
     if (app.script) await run(bin, [CLI, 'run', '-q', '--', bin, app.script, '1'], TARGETS);
     for (let i = 1; i <= runs; i++) {
       progress(`real-apps: ${app.name}, run ${i} of ${runs}: V8's profile, then diagnose (${seconds} s each)`);
@@ -121,20 +126,21 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
       const marks = top.map((t) => `${t.name} ${fmt(100 * t.share, 1)} %: ${found(t, r) ?? '**missing**'}`);
       const every = top.length === 3 && top.every((t) => found(t, r));
       if (every) all++;
+      if (every && top.every((t) => found(t, r) !== 'a caller on a path')) allHot++;
       if (r.firstFunction !== null) firsts.push(r.firstFunction);
       rows.push([app.name, String(i), marks.join('; ') || '(no profile)', r.named.slice(0, 4).join('; ') || '(nothing)', r.hottest.join('; ') || '(no stack samples)', r.hottestNode.slice(0, 3).join('; ') || '–',
         r.firstFunction === null ? '–' : fmt(r.firstFunction, 1), r.complete === null ? 'not complete' : fmt(r.complete, 1), r.fate ?? `exit ${r.exit}`]);
     }
     firsts = firsts.sort((a, b) => a - b);
-    summary.push([app.name, app.what, `${all} of ${runs}`, firsts.length ? `${fmt(firsts[0], 1)}-${fmt(firsts[firsts.length - 1], 1)} s` : '–']);
+    summary.push([app.name, app.what, `${allHot} of ${runs}`, `${all} of ${runs}`, firsts.length ? `${fmt(firsts[0], 1)}-${fmt(firsts[firsts.length - 1], 1)} s` : '–']);
   }
   fs.rmSync(cache, { recursive: true, force: true });
   return {
     title: '23. Real applications: what diagnose names against V8\'s sampling profiler (issue #12)',
     body: [
-      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end, their start-up cache filled by one short \`paranode run\` before the first; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds); "hottest of Node's code": among its ${HOTTEST} hottest functions of Node's own code by self time (a native such as \`writeUtf8String\` as \`(native)/writeUtf8String\`). First function: when the first test of a function (not a module) that held ended (s since the search started).`,
+      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end, their start-up cache filled by one short \`paranode run\` before the first; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds); "hottest of Node's code": among its ${HOTTEST} hottest functions of Node's own code by self time (a native such as \`writeUtf8String\` as \`(native)/writeUtf8String\`); "a caller on a path": only as a caller on one of the paths of calls the report gives a bottleneck or one of the main thread's ${HOTTEST_PATHS} hottest functions (from the stack samples). \`PARANODE_APPS=format,…\` runs only those. First function: when the first test of a function (not a module) that held ended (s since the search started).`,
       '',
-      table(['program', 'what', "V8's top 3 all in the report", 'first function named'], summary),
+      table(['program', 'what', "V8's top 3 all in the report as hot functions", "… or as a caller on a reported path", 'first function named'], summary),
       '',
       table(['program', 'run', "V8's top 3 (share of samples): where in paranode's report", 'diagnose named (first four)', 'hottest (main thread)', "hottest of Node's code (first three)", 'first function, s', 'search complete, s', 'program'], rows),
     ],
