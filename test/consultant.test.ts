@@ -11,7 +11,7 @@ import { callGraph, diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { inPhase, type SearchNode } from '../src/consultant/search';
 import { measuring, nextCommand, sampledPaths, shellWord } from '../src/consultant/next-steps';
-import { SampledSeries } from '../src/session/series';
+import { OTHER_PATHS, PATHS_KEPT, SampledSeries } from '../src/session/series';
 import { Session } from '../src/api';
 import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
@@ -143,6 +143,15 @@ test('sampled paths to a function: its innermost frame\'s nearest four callers, 
   assert.deepEqual(sampledPaths(st, 'm/g'), [{ functions: ['m/main', 'm/g'], share: 1 }]);
   assert.deepEqual(sampledPaths(st, 'm/cb'), []);
   assert.deepEqual(sampledPaths(st, 'm/nosuch'), []);
+  // a function reached by more distinct paths than are kept: the later ones count together, unnamed
+  series.record(0, { t: 2, counters: [], timers: [], scripts: 0, stacks: Array.from({ length: PATHS_KEPT + 5 }, (_, i) => [['m/x', `m/c${i}`], i === PATHS_KEPT + 4 ? 50 : 1]) } as unknown as Parameters<SampledSeries['record']>[1]);
+  const x = series.stackSamples('main');
+  assert.equal(x.callers.get('m/x')!.size, PATHS_KEPT + 1);
+  assert.equal(x.callers.get('m/x')!.get(OTHER_PATHS), 54);
+  // (and where those outweigh the commonest kept one, which path is commonest is not known: none named)
+  assert.deepEqual(sampledPaths(x, 'm/x'), []);
+  series.record(0, { t: 3, counters: [], timers: [], scripts: 0, stacks: [[['m/x', 'm/c1'], 60]] } as unknown as Parameters<SampledSeries['record']>[1]);
+  assert.deepEqual(sampledPaths(series.stackSamples('main'), 'm/x'), [{ functions: ['m/c1', 'm/x'], share: 61 / 214 }]);
 });
 
 test('the command a bottleneck names next: its metric at its focus and how often its code runs; a thread kept only on attach', () => {

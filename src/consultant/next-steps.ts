@@ -1,7 +1,7 @@
 // What a developer does with a bottleneck (issue #12 item 4): the call paths
 // that lead to it, from its thread's stack samples, and the paranode command
 // that measures it exactly (its metric at its focus, and how often it runs).
-import type { StackSamples } from '../session/series';
+import { OTHER_PATHS, type StackSamples } from '../session/series';
 import { parseCallSite, parseLoop, splitFocus } from '../metrics/focus';
 import { codeLevel, sampleKey, threadLabel } from './focus-parts';
 import { hypothesis } from './hypotheses';
@@ -24,9 +24,11 @@ export function sampledPaths(st: StackSamples, key: string): SampledPath[] {
   const by = st.callers.get(key);
   const on = st.hits.get(key) ?? 0;
   if (!by || !on) return [];
-  // (a function called from Node's code only, a callback, has no program caller: no path)
-  return [...by].filter(([callers]) => callers !== '').sort((a, b) => b[1] - a[1]).slice(0, PATHS).filter(([, n], i) => i === 0 || n / on >= PATH_SHARE)
-    .map(([callers, n]) => ({ functions: [...callers.split('\n'), key], share: n / on }));
+  // (a function called from Node's code only, a callback, has no program caller: no path; nor the paths past those kept)
+  const top = [...by].filter(([callers]) => callers !== '' && callers !== OTHER_PATHS).sort((a, b) => b[1] - a[1]).slice(0, PATHS).filter(([, n], i) => i === 0 || n / on >= PATH_SHARE);
+  // paths not kept together outweigh the commonest kept one: which is commonest is not known
+  if (top.length && top[0][1] < (by.get(OTHER_PATHS) ?? 0)) return [];
+  return top.map(([callers, n]) => ({ functions: [...callers.split('\n'), key], share: n / on }));
 }
 
 /** A word as a POSIX shell reads it back. */

@@ -53,6 +53,9 @@ export interface StackSamples {
 
 /** How many callers of a function the stack samples keep per path (StackSamples.callers). */
 export const CALLERS_KEPT = 4;
+/** How many distinct paths to one function are kept; the samples of later new ones go to OTHER_PATHS. */
+export const PATHS_KEPT = 100;
+export const OTHER_PATHS = '\0';
 
 export { sampleKey } from '../analysis/describe';
 
@@ -228,7 +231,9 @@ export class SampledSeries {
       seen.add(f);
       let by = st.callers.get(f);
       if (!by) st.callers.set(f, (by = new Map()));
-      const k = callersKey(stack, i);
+      // a long session's memory bounded: past PATHS_KEPT paths a function's new ones count as one, unnamed
+      let k = callersKey(stack, i);
+      if (!by.has(k) && by.size >= PATHS_KEPT) k = OTHER_PATHS;
       by.set(k, (by.get(k) ?? 0) + n);
     });
     // functions, and their modules once per sample ("<module>/")
