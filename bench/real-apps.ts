@@ -44,7 +44,8 @@ function readReport(json: string, exit: number | null): Report {
     hottestNode: (d?.hottest ?? []).filter((h: any) => h.thread === 'main' && h.node).map((h: any) => h.function as string),
     // the callers on the paths the report gives its bottlenecks and the main thread's hottest functions
     onPaths: [...(d?.bottlenecks ?? []), ...(d?.hottest ?? []).filter((h: any) => h.thread === 'main')]
-      .flatMap((x: any) => (x.paths ?? []).flatMap((p: any) => (p.functions as string[]).slice(0, -1))),
+      // (a loop's or call site's path ends in its function, then it: neither is a caller)
+      .flatMap((x: any) => (x.paths ?? []).flatMap((p: any) => (p.functions as string[]).slice(0, p.functions[p.functions.length - 1].includes('/') ? -1 : -2))),
     firstFunction: firstFunctionSeconds(d?.searchHistory ?? []),
     complete: d?.searchSeconds ?? null, fate: d?.targetFate ?? null, exit,
   };

@@ -109,7 +109,8 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   if (site) assert.deepEqual(site.paths?.[0].functions.slice(-2), ['cpu-bound.js/hashRecord', site.focus.split('/').pop()], JSON.stringify(site));
   // and the command that measures it exactly, which runs
   const requests = ['cpu_inclusive@/Code/cpu-bound.js/hashRecord', 'procedure_calls@/Code/cpu-bound.js/hashRecord'];
-  assert.equal(b.next, `paranode run ${requests.map((r) => `-e ${r}`).join(' ')} -- ${shellWord(process.execPath)} cpu-bound.js 120`);
+  // (launched in the demo's directory, whose modules it names: the command runs there)
+  assert.equal(b.next, `cd ${shellWord(DEMO)} && paranode run ${requests.map((r) => `-e ${r}`).join(' ')} -- ${shellWord(process.execPath)} cpu-bound.js 120`);
   const text = renderDiagnosis(d);
   assert.ok(text.includes(`    reached by ${path0.functions.join(' > ')} (`), text);
   // the hottest functions too (the first HOTTEST_PATHS of a thread, with a program caller): the same path to hashRecord
@@ -168,6 +169,8 @@ test('the command a bottleneck names next: its metric at its focus and how often
   assert.deepEqual(measuring(b('waiting', th), undefined, false), ['event_loop_idle']);
   assert.equal(nextCommand([`cpu_inclusive@${fn}/f()`], { pid: 42 }), `paranode attach 42 -e 'cpu_inclusive@${fn}/f()' --duration 30`);
   assert.equal(nextCommand(['gc_time'], { command: ['node', 'my app.js', "it's"] }), `paranode run -e gc_time -- node 'my app.js' 'it'\\''s'`);
+  assert.equal(nextCommand(['gc_time'], { command: ['node', 'a.js'], cwd: '/tmp/x y' }), `cd '/tmp/x y' && paranode run -e gc_time -- node a.js`);
+  assert.equal(nextCommand(['gc_time'], { command: ['node', 'a.js'], cwd: process.cwd() }), 'paranode run -e gc_time -- node a.js');
 });
 
 test('with no cost limit, a function whose own code holds the time is refined into its loops: the innermost hot loop is named with its line, after its function; the outer one is explained by it, the short one is false', async () => {

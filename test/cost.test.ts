@@ -286,9 +286,9 @@ test('attach --max-overhead: a probe, call-path profile or metric request predic
 });
 
 /** paranode run on launch-priced.js with stdin piped to it: what it said, once it has said each of `until` */
-function launchPriced(limit: string, json: string) {
+function launchPriced(limit: string, json: string, more: string[] = []) {
   const tool = spawn(process.execPath, [CLI, 'run', '--max-overhead', limit, '-p', '/Code/launch-priced.js/inner.entry: hits++',
-    '-e', 'procedure_calls@/Code/launch-priced.js/inner', '-e', 'cpu', '--call-paths', '/Code/launch-priced.js/*', '--json', json, '--', process.execPath, 'launch-priced.js'],
+    '-e', 'procedure_calls@/Code/launch-priced.js/inner', '-e', 'cpu', '--call-paths', '/Code/launch-priced.js/*', ...more, '--json', json, '--', process.execPath, 'launch-priced.js'],
   { cwd: FIXTURES, stdio: ['pipe', 'pipe', 'pipe'] });
   const said = { err: '', out: '' };
   const waiters: { re: RegExp; on: 'err' | 'out'; r: () => void }[] = [];
@@ -307,9 +307,12 @@ test('run --max-overhead: requests placed at launch are priced as the code loads
   await calibration();
   const json = path.join(dir, 'launch.json');
   // a limit under anything: every request with points is taken out once the program's code is loaded (the whole-thread cpu has none: it costs nothing)
-  const r = launchPriced('0.00001%', json);
+  // (the same request twice is one, taken out once; a glob over files is priced by its holder's placements, in node:fs)
+  const r = launchPriced('0.00001%', json, ['-e', 'procedure_calls@/Code/launch-priced.js/inner', '-e', 'sync_io@/SyncObject/File/*']);
   const over = (what: string) => new RegExp(`paranode: ${what} taken out after [\\d.]+ s: its predicted cost over the code loaded by then, [\\d.]+% of a thread \\(\\d+ point\\(s\\)[^)]*\\)[^\\n]* is over --max-overhead 0\\.00001% \\(what it measured until then is kept\\); narrow its focus or raise the limit\\n`);
-  await r.when('err', over('metric request procedure_calls@/Code/launch-priced\\.js/inner'));
+  await r.when('err', over('metric request sync_io@/SyncObject/File/\\*'));
+  assert.match(r.said.err, over('metric request procedure_calls@/Code/launch-priced\\.js/inner'));
+  assert.equal(r.said.err.split('paranode: metric request procedure_calls@').length, 2, r.said.err);
   assert.match(r.said.err, over('probe /Code/launch-priced\\.js/inner\\.entry: hits\\+\\+'));
   assert.match(r.said.err, over('call-path profile of /Code/launch-priced\\.js/\\*'));
   // taken out in attach's order: probes, the call-path profile, metric requests
@@ -322,6 +325,7 @@ test('run --max-overhead: requests placed at launch are priced as the code loads
   r.tool.stdin!.end();
   assert.equal(await r.closed, 0, r.said.err);
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as RunJson;
+  assert.equal(out.metrics.filter((m) => m.name === 'procedure_calls').length, 1, JSON.stringify(out.metrics));
   const calls = out.metrics.find((m) => m.name === 'procedure_calls')!;
   assert.equal(calls.total, 100, 'the calls made as the module loaded, before the request was taken out');
   assert.match(calls.stopped!, /^metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after/);

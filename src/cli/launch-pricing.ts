@@ -24,20 +24,32 @@ export interface LaunchItem {
 export class LaunchPricing {
   private readonly inPlace: LaunchItem[];
   private readonly last = new Map<LaunchItem, Prediction>();
-  private dirty = false;
+  // (code announced before this was made, launching, is priced at the first sample)
+  private dirty = true;
+  private closed = false;
   private running?: Promise<void>;
   private lastMs = -Infinity;
+  private readonly onResources = () => { this.dirty = true; };
+  private readonly onSample = () => { void this.check(); };
 
   constructor(items: LaunchItem[], private readonly limit: number, private readonly s: Session, private readonly say: (line: string) => void,
     private readonly gapMs = 1000) {
     this.inPlace = [...items];
-    s.on('resources', () => { this.dirty = true; });
-    s.on('sample', () => { void this.check(); });
+    s.on('resources', this.onResources);
+    s.on('sample', this.onSample);
+  }
+
+  /** No more pricing (the session ends: a detach, or the target's exit): one under way is waited for. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.s.off('resources', this.onResources);
+    this.s.off('sample', this.onSample);
+    await this.running;
   }
 
   /** Price again when code loaded since the last pricing (at most once per gapMs). */
   check(): Promise<void> {
-    if (this.running || !this.dirty || performance.now() - this.lastMs < this.gapMs) return this.running ?? Promise.resolve();
+    if (this.closed || this.running || !this.dirty || performance.now() - this.lastMs < this.gapMs) return this.running ?? Promise.resolve();
     this.dirty = false;
     this.lastMs = performance.now();
     this.running = this.priceAll().finally(() => { this.running = undefined; });
@@ -47,6 +59,7 @@ export class LaunchPricing {
   private async priceAll(): Promise<void> {
     let spent = 0;
     for (const item of [...this.inPlace]) {
+      if (this.closed) return;
       let p: Prediction;
       try {
         p = await item.price();
@@ -57,6 +70,7 @@ export class LaunchPricing {
       }
       const first = p.points > 0 && !(this.last.get(item)?.points);
       this.last.set(item, p);
+      if (this.closed) return;
       if (spent + p.cost <= this.limit) {
         spent += p.cost;
         if (first) this.say(`${item.what}: predicted cost ${priceText(p)} over the code loaded so far`);
@@ -71,11 +85,11 @@ export class LaunchPricing {
     }
   }
 
-  /** At the end: each request left in place with its last price (none: the program ended before one was made). */
+  /** At the end: each request left in place with its last price (none: the session ended before one was made). */
   summary(): string[] {
     return this.inPlace.map((i) => {
       const p = this.last.get(i);
-      return p ? `${i.what}: predicted cost ${priceText(p)} over the code loaded, under --max-overhead ${pct(this.limit)}` : `${i.what}: not priced (the program ended before its code was)`;
+      return p ? `${i.what}: predicted cost ${priceText(p)} over the code loaded, under --max-overhead ${pct(this.limit)}` : `${i.what}: not priced (the session ended before the program's code was)`;
     });
   }
 }

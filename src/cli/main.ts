@@ -118,6 +118,8 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
     if (stopping) return;
     stopping = true;
     await faultPoint('detach');
+    // (what is taken out is decided before the detach restores the target, not during it)
+    await pricing?.close();
     await s.detach();
     fin(why);
     await Promise.all([ui?.close(why), exports?.close()]);
@@ -147,6 +149,7 @@ async function session(s: Session, opts: CommonOpts, mm?: MetricManager, signals
   signals.off();
   if (!stopping) {
     stopping = true;
+    await pricing?.close();
     fin(`the target ${s.fate ?? 'exited'}`);
     await Promise.all([ui?.close(`the target ${s.fate ?? 'exited'}`), exports?.close()]);
   }

@@ -82,7 +82,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
       return Math.max(0, (st.leaves.get(key) ?? 0) / busySamples(st) - inlined);
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
-    addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? target : { command: target.command });
+    addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? (s.fate ? null : target) : { command: target.command, cwd: opts.cwd });
     if (s.fate) d.targetFate = s.fate;
     const hottest = hottestFunctions(s);
     if (hottest.length) d.hottest = hottest;

@@ -1,6 +1,7 @@
 // What a developer does with a bottleneck (issue #12 item 4): the call paths
 // that lead to it, from its thread's stack samples, and the paranode command
 // that measures it exactly (its metric at its focus, and how often it runs).
+import * as path from 'path';
 import { OTHER_PATHS, type StackSamples } from '../session/series';
 import { parseCallSite, parseLoop, splitFocus } from '../metrics/focus';
 import { codeLevel, sampleKey, threadLabel } from './focus-parts';
@@ -36,8 +37,8 @@ export function shellWord(w: string): string {
   return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
-/** How the diagnosed program was reached: its pid (attached), or the command that launched it. */
-export type Reached = { pid: number } | { command: string[] };
+/** How the diagnosed program was reached: its pid (attached), or the command that launched it (and where, if not here). */
+export type Reached = { pid: number } | { command: string[]; cwd?: string };
 
 /**
  * The metric requests that measure a bottleneck exactly: its hypothesis's metric at
@@ -62,18 +63,22 @@ export function measuring(b: Bottleneck, level: ReturnType<typeof codeLevel>, at
 /** The paranode command that measures a bottleneck exactly. */
 export function nextCommand(requests: string[], reached: Reached): string {
   const e = requests.flatMap((r) => ['-e', shellWord(r)]).join(' ');
-  return 'pid' in reached ? `paranode attach ${reached.pid} ${e} --duration 30` : `paranode run ${e} -- ${reached.command.map(shellWord).join(' ')}`;
+  if ('pid' in reached) return `paranode attach ${reached.pid} ${e} --duration 30`;
+  // modules are named relative to the program's directory: the command runs there
+  const cd = reached.cwd && path.resolve(reached.cwd) !== process.cwd() ? `cd ${shellWord(path.resolve(reached.cwd))} && ` : '';
+  return `${cd}paranode run ${e} -- ${reached.command.map(shellWord).join(' ')}`;
 }
 
 /**
  * Each bottleneck with the paths that lead to its function (hypotheses whose code is
- * on the stack: a waiting function is not) and the command to measure it next.
+ * on the stack: a waiting function is not) and the command to measure it next (none
+ * where `reached` is null: an attached process that has ended, whose pid may be another's).
  */
-export function addNextSteps(bottlenecks: Bottleneck[], nodes: readonly SearchNode[], samples: (thread: string) => StackSamples, reached: Reached): void {
+export function addNextSteps(bottlenecks: Bottleneck[], nodes: readonly SearchNode[], samples: (thread: string) => StackSamples, reached: Reached | null): void {
   for (const b of bottlenecks) {
     const n = nodes.find((k) => k.focus === b.focus && k.hypothesis === b.hypothesis);
     const level = n ? codeLevel(n.focus, n.parent === null ? undefined : nodes[n.parent - 1].focus) : undefined;
-    b.next = nextCommand(measuring(b, level, 'pid' in reached), reached);
+    if (reached) b.next = nextCommand(measuring(b, level, 'pid' in reached), reached);
     const code = splitFocus(b.focus).find((p) => p.startsWith('/Code/'));
     if (!code || !hypothesis(b.hypothesis).onStack || level === 'module' || level === undefined) continue;
     // a loop or a call site is in its function: the paths to that, and then it

@@ -572,8 +572,12 @@ export class MetricManager extends EventEmitter {
    * are sampled first, and its values stay in values() as they stood, with `why`.
    */
   async retire(inst: MetricInstance, why: string): Promise<void> {
-    for (const ps of inst.perSession) await ps.session.sample().catch(() => undefined);
+    inst = inst.group ?? inst;
+    if (this.instances.get(inst.key) !== inst) return;
+    for (const ps of (inst.holder ?? inst).perSession) await ps.session.sample().catch(() => undefined);
     this.retired.push(...this.valuesOf(inst).map((v) => ({ ...v, stopped: why })));
+    // out whoever else asked for it (the same request twice, the page): it is taken out, not released
+    inst.users = 1;
     await this.disable(inst);
   }
 
@@ -581,7 +585,9 @@ export class MetricManager extends EventEmitter {
   async priceOf(inst: MetricInstance, opts: Omit<PredictOptions, 'flagsPlaced'> = {}): Promise<Prediction> {
     const out = noPrediction();
     const cal = await this.costCalibration();
-    for (const ps of (inst.group ?? inst).perSession) addPrediction(out, await predictPlan(ps.plan, ps.session, cal, opts));
+    // (a /SyncObject glob's view has no placements of its own: its holder's are its)
+    const placed = inst.group ?? inst;
+    for (const ps of (placed.holder ?? placed).perSession) addPrediction(out, await predictPlan(ps.plan, ps.session, cal, opts));
     return out;
   }
 }

@@ -424,6 +424,8 @@ export class Session extends EventEmitter {
   }
 
   async removeProbe(id: number): Promise<void> {
+    // a worker being set up copies the specs as they are: it is in the threads below once settled
+    await this.settled();
     const i = this.specs.findIndex((s) => s.id === id);
     if (i >= 0) this.specs.splice(i, 1);
     this.probeResources.delete(id);
