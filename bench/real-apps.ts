@@ -87,18 +87,21 @@ async function v8Top(bin: string, v: string, app: App, seconds: number): Promise
   }
 }
 
-async function diagnosed(bin: string, v: string, app: App, seconds: number): Promise<Report> {
+/** How the search is controlled (the cost paper's Figure 4): the default limit, three tests at a time, none. */
+const CONTROLS: [string, string[]][] = [['3 tests at once', ['--max-overhead', 'none', '--max-tests', '3']], ['unlimited', ['--max-overhead', 'none']]];
+
+async function diagnosed(bin: string, v: string, app: App, seconds: number, control: string[] = []): Promise<Report> {
   const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-apps-')), 'd.json');
   if (app.script) {
     // the program runs longer than the search may take; --stop ends it once the diagnosis is done
-    const r = await run(bin, [CLI, 'diagnose', '-q', '--stop', '--duration', String(seconds), '--json', json, '--', bin, app.script, String(seconds * 3)], TARGETS);
+    const r = await run(bin, [CLI, 'diagnose', '-q', '--stop', '--duration', String(seconds), ...control, '--json', json, '--', bin, app.script, String(seconds * 3)], TARGETS);
     return readReport(json, r.code);
   }
   const s = startServer(v, []);
   const port = Number((await s.waitFor(/listening (\d+)/))[1]);
   await load(port, 2);
   const loading = load(port, seconds + 5);
-  const r = await run(bin, [CLI, 'diagnose', '-q', '--duration', String(seconds), '--json', json, 'attach', String(s.pid)], TARGETS);
+  const r = await run(bin, [CLI, 'diagnose', '-q', '--duration', String(seconds), ...control, '--json', json, 'attach', String(s.pid)], TARGETS);
   await loading;
   s.child.kill('SIGTERM');
   await s.exited;
@@ -112,6 +115,7 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   const seconds = opts.quick ? 15 : 30;
   const rows: string[][] = [];
   const summary: string[][] = [];
+  const controls: string[][] = [];
   // the start-up cache of this bench alone (the programs and paranode inherit it), filled for a
   // launched program by one short run first: every diagnose starts it warm, as a user's second run
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-apps-cache-'));
@@ -119,11 +123,13 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   const only = process.env.PARANODE_APPS?.split(',');
   for (const app of APPS.filter((a) => !only || only.includes(a.name))) {
     let all = 0, allHot = 0, firsts: number[] = [];
+    const reports: Report[] = [];
     if (app.script) await run(bin, [CLI, 'run', '-q', '--', bin, app.script, '1'], TARGETS);
     for (let i = 1; i <= runs; i++) {
       progress(`real-apps: ${app.name}, run ${i} of ${runs}: V8's profile, then diagnose (${seconds} s each)`);
       const top = await v8Top(bin, v, app, seconds);
       const r = await diagnosed(bin, v, app, seconds);
+      reports.push(r);
       const marks = top.map((t) => `${t.name} ${fmt(100 * t.share, 1)} %: ${found(t, r) ?? '**missing**'}`);
       const every = top.length === 3 && top.every((t) => found(t, r));
       if (every) all++;
@@ -133,6 +139,18 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
         r.firstFunction === null ? '–' : fmt(r.firstFunction, 1), r.complete === null ? 'not complete' : fmt(r.complete, 1), r.fate ?? `exit ${r.exit}`]);
     }
     firsts = firsts.sort((a, b) => a - b);
+    const range = (xs: (number | null)[]) => {
+      const ok = xs.filter((x): x is number => x !== null).sort((a, b) => a - b);
+      return `${ok.length ? `${fmt(ok[0], 1)}${ok.length > 1 ? `-${fmt(ok[ok.length - 1], 1)}` : ''} s` : '–'}${ok.length < xs.length ? ` (${xs.length - ok.length} of ${xs.length} none)` : ''}`;
+    };
+    controls.push([app.name, `--max-overhead 5% (the ${runs} runs above)`, range(reports.map((r) => r.firstFunction)), range(reports.map((r) => r.complete))]);
+    if (!opts.quick) {
+      for (const [name, args] of CONTROLS) {
+        progress(`real-apps: ${app.name}, diagnose with ${name} (${args.join(' ')}), ${seconds} s`);
+        const r = await diagnosed(bin, v, app, seconds, args);
+        controls.push([app.name, `${name} (\`${args.join(' ')}\`)`, range([r.firstFunction]), range([r.complete])]);
+      }
+    }
     summary.push([app.name, app.what, `${allHot} of ${runs}`, `${all} of ${runs}`, firsts.length ? `${fmt(firsts[0], 1)}-${fmt(firsts[firsts.length - 1], 1)} s` : '–']);
   }
   fs.rmSync(cache, { recursive: true, force: true });
@@ -144,6 +162,10 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
       table(['program', 'what', "V8's top 3 all in the report as hot functions", "… or as a caller on a reported path", 'first function named'], summary),
       '',
       table(['program', 'run', "V8's top 3 (share of samples): where in paranode's report", 'diagnose named (first four)', 'hottest (main thread)', "hottest of Node's code (first three)", 'first function, s', 'search complete, s', 'program'], rows),
+      '',
+      `Search times by how the search is controlled (the cost paper's Figure 4): the runs above under the default limit, then one run each with three tests at a time and no limit${opts.quick ? ' (not run with --quick)' : ''}; "none": no function named, or the search not complete, within the ${seconds} s.`,
+      '',
+      table(['program', 'control', 'first function named', 'search complete'], controls),
     ],
   };
 }
