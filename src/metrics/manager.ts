@@ -569,16 +569,18 @@ export class MetricManager extends EventEmitter {
 
   /**
    * Take a request out before the end, keeping what it measured: its sessions
-   * are sampled first, and its values stay in values() as they stood, with `why`.
+   * are sampled once it is out, and its values stay in values() as they stood then, with `why`.
    */
   async retire(inst: MetricInstance, why: string): Promise<void> {
     inst = inst.group ?? inst;
     if (this.instances.get(inst.key) !== inst) return;
-    for (const ps of (inst.holder ?? inst).perSession) await ps.session.sample().catch(() => undefined);
-    this.retired.push(...this.valuesOf(inst).map((v) => ({ ...v, stopped: why })));
     // out whoever else asked for it (the same request twice, the page): it is taken out, not released
     inst.users = 1;
     await this.disable(inst);
+    // then read: its snippets go out in each thread at a quiet point, and what they counted until
+    // then is in the runtime's cells still (a module's top level may have run meanwhile: CI, Node 24)
+    for (const ps of (inst.holder ?? inst).perSession) await ps.session.sample().catch(() => undefined);
+    this.retired.push(...this.valuesOf(inst).map((v) => ({ ...v, stopped: why })));
   }
 
   /** The predicted cost of a request in place, over the code its sessions have loaded now (its flags counted as its own). */
