@@ -50,6 +50,38 @@ test('attached (LiveEdit): the same names and exact counts', async () => {
   await s.detach();
 });
 
+test('attached: the modules are listed by name as resources names them, a source map in a file beside the script read without the script', async () => {
+  const file = path.join(dir, 'greet-file.js');
+  const out = ts.transpileModule(fs.readFileSync(path.join(dir, 'greet.ts'), 'utf8'), {
+    fileName: 'greet-file.ts',
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2019, sourceMap: true, sourceRoot: dir },
+  });
+  fs.writeFileSync(file, out.outputText);
+  fs.writeFileSync(`${file}.map`, out.sourceMapText!);
+  // the program loads both: greet-file.js (its map in a file) and greet.js (its map inline)
+  const main = path.join(dir, 'greet-both.js');
+  fs.writeFileSync(main, `require('./greet-file.js'); require('./greet.js');\n`);
+  const t = new Target(main);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  try {
+    const listed = await s.modules();
+    const byName = new Set(listed.filter((m) => m.thread === 'main').map((m) => m.module));
+    // the map's source names the module (greet-file.ts is the source's name in it: sourceRoot/greet-file.ts)
+    assert.ok(byName.has('ts/greet-file.ts'), [...byName].join(' '));
+    assert.ok(byName.has('ts/greet.ts'), [...byName].join(' '));
+    assert.ok(byName.has('ts/greet-both.js'), [...byName].join(' '));
+    assert.ok(![...byName].some((m) => m.startsWith('node:') || m.endsWith('greet-file.js') || m.endsWith('/greet.js')), [...byName].join(' '));
+    // every module with a function is listed, as resources names it
+    for (const r of await s.resources('/Code/**')) assert.ok(byName.has(r.module), `${r.module} not in ${[...byName].join(' ')}`);
+    // and one module's functions are found by its name
+    assert.ok((await s.resources('/Code/ts/greet-file.ts/*')).some((r) => r.function === 'greet' && r.line === 9));
+  } finally {
+    await s.detach();
+  }
+});
+
 test('names are clean paths: a package outside the working directory from node_modules/ on, a source map\'s URL source by its host and path', async () => {
   // greet.ts mapped to a URL (as bundles ship them: https://..., webpack://...), the script in a directory of its own
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-names-'));

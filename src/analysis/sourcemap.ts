@@ -6,11 +6,16 @@ import { SourceMapConsumer } from 'source-map-js';
 
 export interface OriginalPosition { source: string; line: number; column: number }
 
+type SourceMap = { consumer: SourceMapConsumer; base: string };
+
 /** The source map of a script, from its sourceMappingURL comment (inline data: URL or a file beside it). */
-export function loadSourceMap(source: string, filename: string | undefined): { consumer: SourceMapConsumer; base: string } | null {
+export function loadSourceMap(source: string, filename: string | undefined): SourceMap | null {
   const m = /\/\/[#@] sourceMappingURL=(\S+)\s*$/.exec(source.slice(-200000));
-  if (!m) return null;
-  const url = m[1];
+  return m ? sourceMapAt(m[1], filename) : null;
+}
+
+/** The source map a script's sourceMappingURL names (as V8's debugger reports it), null where it cannot be read. */
+export function sourceMapAt(url: string, filename: string | undefined): SourceMap | null {
   let json: string;
   try {
     if (url.startsWith('data:')) {
@@ -31,14 +36,23 @@ export function loadSourceMap(source: string, filename: string | undefined): { c
 }
 
 /** Original position of a generated (1-based line, 0-based column), or null where unmapped. */
-export function originalPosition(map: { consumer: SourceMapConsumer; base: string }, line: number, column: number): OriginalPosition | null {
+export function originalPosition(map: SourceMap, line: number, column: number): OriginalPosition | null {
   let p = map.consumer.originalPositionFor({ line, column, bias: SourceMapConsumer.GREATEST_LOWER_BOUND });
   if (p.source === null) p = map.consumer.originalPositionFor({ line, column, bias: SourceMapConsumer.LEAST_UPPER_BOUND });
   if (p.source === null || p.line === null) return null;
-  const src = p.source.startsWith('file://') ? new URL(p.source).pathname : p.source;
+  return { source: sourcePath(map, p.source), line: p.line, column: p.column ?? 0 };
+}
+
+/** Every source a map names, as originalPosition names them (without reading its mappings). */
+export function mapSources(map: SourceMap): string[] {
+  return (map.consumer as unknown as { sources: string[] }).sources.map((s) => sourcePath(map, s));
+}
+
+function sourcePath(map: SourceMap, source: string): string {
+  const src = source.startsWith('file://') ? new URL(source).pathname : source;
   // a source given as a URL (https://..., webpack://pkg/./src/x.ts) is named by its host and path, not joined to a directory
   const url = /^[a-z][a-z0-9+.-]*:\/\//i.exec(src) ? urlName(src) : null;
-  return { source: url ?? (map.base ? path.resolve(map.base, src) : src), line: p.line, column: p.column ?? 0 };
+  return url ?? (map.base ? path.resolve(map.base, src) : src);
 }
 
 /** "host/path" of a URL, its "." and ".." segments resolved: a clean module name. */

@@ -91,6 +91,7 @@ function anonymousOf(counts: ReadonlyMap<string, number>, module: string): strin
 }
 
 type Fn = { module: string; line: number; function: string; thread: string; points: PointInfo[]; prepared: Prepared };
+const fnOf = (r: Fn): Fn => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points, prepared: r.prepared });
 
 /** A function's call sites by callee name: how many calls, the first one's line, and their inner calls. */
 export function callSitesOf(points: readonly PointInfo[]): Map<string, { calls: number; line: number; inner: number }> {
@@ -225,44 +226,60 @@ export class PerformanceConsultant extends EventEmitter {
    * its module, and the module's anonymous functions, are added to its share.
    * Interrupt samples miss small functions: not known then.
    */
-  private selfShare(callers: Map<string, Set<string>>) {
+  private selfShare(callersOf: (key: string) => Set<string> | undefined) {
     return (r: { module: string; function: string; thread: string }): number | undefined => {
       const st = this.session.stackSamples(r.thread);
       if (!st.profiled || st.samples < samplesNeeded(st)) return undefined;
       const own = (k: string) => st.own.get(k) ?? 0;
       const self = sampleKey(`${r.module}/${r.function}`);
-      const around = [...callers.get(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
+      const around = [...callersOf(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
       const keys = new Set([self, ...around, ...anonymousOf(st.own, r.module)]);
       return [...keys].reduce((a, k) => a + own(k), 0) / st.samples;
     };
   }
 
-  /** "<thread>\0<module>/<name>" -> the functions of that module with a call site naming it (sample keys) */
-  private callers?: { of: Fn[]; by: Map<string, Set<string>> };
+  /**
+   * Per module, "<thread>\0<module>/<name>" -> the functions of that module with a call
+   * site naming it (sample keys), and the list it was made from
+   */
+  private readonly callers = new Map<string, { of: Fn[]; by: Map<string, Set<string>> }>();
+
+  /** The functions of a module with a call site naming `<module>/<name>` in a thread (callersIn made it). */
+  private callersOf(key: string): Set<string> | undefined {
+    const rest = key.slice(key.indexOf('\0') + 1);
+    return this.callers.get(rest.slice(0, rest.lastIndexOf('/')))?.by.get(key);
+  }
 
   private async predict(n: SearchNode) {
     // the whole program's tests need no list of functions (on an attach it is every loaded script
     // parsed: 3.3 s on the Fastify server, which held the first window back that long)
-    if (codeOf(n.focus) === undefined) return this.manager.predict(this.metricOf(n), n.focus, { known: this.known });
-    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare(await this.callerIndex()) });
+    const module = this.moduleOf(n);
+    if (module === undefined) return this.manager.predict(this.metricOf(n), n.focus, { known: this.known });
+    await this.callersIn(module);
+    return this.manager.predict(this.metricOf(n), n.focus, { known: this.known, selfShare: this.selfShare((k) => this.callersOf(k)) });
   }
 
-  /** "<thread>\0<module>/<name>" -> the functions of that module with a call site naming it (sample keys) */
-  private async callerIndex(): Promise<Map<string, Set<string>>> {
-    const fns = await this.functions();
-    if (this.callers?.of !== fns) {
-      const by = new Map<string, Set<string>>();
-      for (const f of fns) {
-        for (const callee of calleeNamesOf(f.points)) {
-          const k = `${f.thread}\0${f.module}/${callee}`;
-          let set = by.get(k);
-          if (!set) by.set(k, (set = new Set()));
-          set.add(sampleKey(`${f.module}/${f.function}`));
-        }
+  /** The callers index of one module's functions (callersOf), made again when its list is. */
+  private async callersIn(module: string): Promise<void> {
+    const fns = await this.functionsOf(module);
+    if (this.callers.get(module)?.of === fns) return;
+    const by = new Map<string, Set<string>>();
+    for (const f of fns) {
+      for (const callee of calleeNamesOf(f.points)) {
+        const k = `${f.thread}\0${f.module}/${callee}`;
+        let set = by.get(k);
+        if (!set) by.set(k, (set = new Set()));
+        set.add(sampleKey(`${f.module}/${f.function}`));
       }
-      this.callers = { of: fns, by };
     }
-    return this.callers.by;
+    this.callers.set(module, { of: fns, by });
+  }
+
+  /** The module a code node is in (undefined: the node has no /Code part). */
+  private moduleOf(n: SearchNode): string | undefined {
+    let m: SearchNode | undefined = n;
+    while (m && this.level(m) !== undefined && this.level(m) !== 'module') m = m.parent === null ? undefined : this.nodes[m.parent - 1];
+    return m && this.level(m) === 'module' ? codeOf(m.focus) : undefined;
   }
 
   /** observed cost per window (fraction, the busiest thread), for the report */
@@ -575,14 +592,15 @@ export class PerformanceConsultant extends EventEmitter {
     }
     if (!h.codeMetric) return;
     const label = threadLabel(n.focus);
-    const fns = (await this.functions()).filter((r) => r.thread === label);
     const join = (c: string) => [c, thread].filter(Boolean).join(',');
     if (!code) {
-      for (const m of [...new Set(fns.map((r) => r.module))].sort()) { const f = join(`/Code/${m}`); if (fresh(f)) this.add(n, h, f, m); }
+      // the modules by name alone: their functions are listed for the modules that hold
+      const modules = (await s.modules()).filter((r) => r.thread === label).map((r) => r.module);
+      for (const m of [...new Set(modules)].sort()) { const f = join(`/Code/${m}`); if (fresh(f)) this.add(n, h, f, m); }
     } else if (this.isFunction(n)) {
-      await this.refineInside(n, fns, join);
-    } else if (this.level(n) === 'module' && fns.some((r) => r.module === code.slice(6))) {
-      for (const r of fns.filter((x) => x.module === code.slice(6))) {
+      await this.refineInside(n, (await this.functions()).filter((r) => r.thread === label), join);
+    } else if (this.level(n) === 'module') {
+      for (const r of (await this.functionsOf(code.slice(6))).filter((x) => x.thread === label)) {
         const f = join(`/Code/${r.module}/${r.function}`);
         if (fresh(f)) this.add(n, h, f, `${r.module}:${r.line}`);
       }
@@ -702,7 +720,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (level === 'function') {
       const share = hits / base;
       const key = sampleKey(code);
-      const callers = this.callers?.by.get(`${label}\0${code.slice(0, code.lastIndexOf('/'))}/${key.slice(key.lastIndexOf('/') + 1)}`);
+      const callers = this.callersOf(`${label}\0${code.slice(0, code.lastIndexOf('/'))}/${key.slice(key.lastIndexOf('/') + 1)}`);
       // a callback (an anonymous function) only: where a named function holds it (esprima's scanner
       // methods over isStrictModeReservedWord) a CPU timer around a tiny callee it had inlined costs
       // more than the callee's own time, and read it over the threshold (1 of 3 bench runs)
@@ -774,12 +792,31 @@ export class PerformanceConsultant extends EventEmitter {
     const t = this.now();
     if (this.fns && t - this.fns.at <= 1) return Promise.resolve(this.fns.list);
     this.listing ??= this.session.resources('/Code/**').then((all) => {
-      const list = all.filter((r) => !r.module.startsWith('node:')).map((r) => ({ module: r.module, line: r.line, function: r.function, thread: r.thread, points: r.points, prepared: r.prepared }));
+      const list = all.filter((r) => !r.module.startsWith('node:')).map(fnOf);
       this.fns = { at: t, list };
       return list;
     }).finally(() => { this.listing = undefined; });
     return this.listing;
   }
+
+  /**
+   * One module's functions, as functions() lists them (from its list where that is fresh):
+   * listing every function parses every script loaded before the agent (2.7 s on the Fastify
+   * server), one module's only its own (54-87 ms).
+   */
+  private functionsOf(module: string): Promise<Fn[]> {
+    const t = this.now();
+    const had = this.byModule.get(module);
+    if (had && t - had.at <= 1) return had.list;
+    // a glob's wildcards in the name: the module is found in the whole list
+    const whole = (this.fns && t - this.fns.at <= 1) || /[*?]/.test(module);
+    const list = whole ? this.functions().then((l) => l.filter((f) => f.module === module))
+      : this.session.resources(`/Code/${module}/*`).then((all) => all.filter((r) => r.module === module).map(fnOf));
+    this.byModule.set(module, { at: t, list });
+    list.catch(() => { if (this.byModule.get(module)?.list === list) this.byModule.delete(module); });
+    return list;
+  }
+  private readonly byModule = new Map<string, { at: number; list: Promise<Fn[]> }>();
   private listing?: Promise<Fn[]>;
   /** the last window of observed cost: when it opened, and the ongoing cost each thread saw in it (see observeCost) */
   private lastWindow?: { from: number; perThread: Map<string, number> };
@@ -898,7 +935,7 @@ export class PerformanceConsultant extends EventEmitter {
     // back (esprima's search under the limit waited up to 10 s for its debt to decide its
     // functions from samples it already had, and completed in 21-24 s against 4.6 s unlimited)
     // a function's callers by name, for functions V8 may have inlined into them (bySamples)
-    if (this.nodes.some((n) => waiting(n) && this.level(n) === 'function')) await this.callerIndex();
+    for (const m of new Set(this.nodes.filter((n) => waiting(n) && this.level(n) === 'function').map((n) => this.moduleOf(n)!))) await this.callersIn(m);
     const queue = this.nodes.filter(waiting).filter((n) => !isCode(n) || this.bySamples(n) === 'test');
     let budget = this.ramp;
     // threads where a test waits for the one before it (breadth first within each thread); undefined: all

@@ -365,6 +365,19 @@ export class Session extends EventEmitter {
     return out;
   }
 
+  /**
+   * The modules of the program's code (not Node's own) in each thread, by thread label:
+   * what resources('/Code/**') would name, without analysing every script loaded
+   * before the agent (see TargetThread.moduleNames).
+   */
+  async modules(): Promise<{ module: string; thread: string }[]> {
+    const out: { module: string; thread: string }[] = [];
+    for (const t of [...this.threads.values()]) {
+      for (const module of await this.inThread(t, () => t.moduleNames()) ?? []) if (!module.startsWith('node:')) out.push({ module, thread: t.label });
+    }
+    return out;
+  }
+
   /** /SyncObject resources (files, message channels) seen so far, with the threads that saw them. */
   syncObjects(): { path: string; threads: string[] }[] {
     const by = new Map<string, string[]>();
