@@ -7,6 +7,10 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import ts from 'typescript';
 import { Session } from '../src/api';
+import { diagnose } from '../src/consultant/diagnose';
+import { analyzeScript, lineIndex } from '../src/analysis/functions';
+import { sampleKey } from '../src/analysis/describe';
+import { FrameNames } from '../src/session/frame-names';
 import { CLI, FIXTURES, Target, programOutput } from './support/helpers';
 
 const dir = path.join(FIXTURES, 'ts');
@@ -81,6 +85,66 @@ test('attached: the modules are listed by name as resources names them, a source
     await s.detach();
   }
 });
+
+/** anonymous-hot.ts compiled to `<name>.js`, its source map inline or in a file beside it; the hot callback's line in the script. */
+function compileHot(name: string, inline: boolean): { js: string; hotLine: number } {
+  const out = ts.transpileModule(fs.readFileSync(path.join(dir, 'anonymous-hot.ts'), 'utf8'), {
+    fileName: 'anonymous-hot.ts',
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2019, sourceRoot: dir, ...(inline ? { inlineSourceMap: true } : { sourceMap: true }) },
+  });
+  const js = path.join(dir, `${name}.js`);
+  const text = inline ? out.outputText : out.outputText.replace(/sourceMappingURL=\S+/, `sourceMappingURL=${name}.js.map`);
+  fs.writeFileSync(js, text);
+  if (!inline) fs.writeFileSync(`${js}.map`, out.sourceMapText!);
+  return { js, hotLine: text.split('\n').findIndex((l) => l.includes('setInterval(() => {')) + 1 };
+}
+
+test('a frame of a source-mapped script, tagged with its position, is named as the analysis names its function; an untagged one as it is', () => {
+  const { js } = compileHot('hot-names', false);
+  const text = fs.readFileSync(js, 'utf8');
+  const { analysis } = analyzeScript(text, undefined, { filename: js, cwd: FIXTURES });
+  const frames = new FrameNames(FIXTURES);
+  // only a file with a map is tagged (greet-both.js has none), each looked at once
+  assert.deepEqual(frames.newlyMapped([js, path.join(dir, 'greet-both.js')]), [js]);
+  assert.deepEqual(frames.newlyMapped([js]), []);
+  const at = lineIndex(text);
+  assert.ok(analysis.functions.length >= 4, JSON.stringify(analysis.functions.map((f) => f.name)));
+  for (const f of analysis.functions) {
+    const { line, column } = at(f.start);
+    // V8 names these arrows by nothing, so the runtime by their line in the script
+    assert.match(f.name, /^<anonymous>@/);
+    assert.equal(frames.name(`ts/hot-names.js/<anonymous>@${line}\u0001${js}\u0001${line}:${column}`), sampleKey(`${f.module}/${f.name}`));
+  }
+  assert.equal(frames.name('ts/hot-names.js/<anonymous>@3'), 'ts/hot-names.js/<anonymous>@3');
+  // a stack's frames once each after naming, its calls out named too
+  const stacks: [string[], number, boolean?, string[]?, string?][] = [[[`a.js/f\u0001${js}\u00019:0`, 'a.js/g'], 3, true, [`a.js/f\u0001${js}\u00019:0\0sort`]]];
+  frames.nameStacks(stacks);
+  assert.ok(!stacks[0][0][0].includes('\u0001') && !stacks[0][3]![0].includes('\u0001'), JSON.stringify(stacks));
+  assert.equal(stacks[0][3]![0], `${stacks[0][0][0]}\0sort`);
+});
+
+for (const how of ['launched, its map in a file', 'attached, its map inline'] as const) {
+  test(`${how}: V8's stack samples of source-mapped code are named by the map, so the search refines it to the .ts function`, async () => {
+    const launched = how.startsWith('launched');
+    const { js, hotLine } = compileHot(launched ? 'hot-file' : 'hot-inline', !launched);
+    // the compiled script has the hot callback on another line than the .ts (its types are gone)
+    assert.ok(hotLine > 0 && hotLine !== 10, `line ${hotLine}`);
+    const target = launched ? null : new Target(js, ['60']);
+    after(() => target?.kill());
+    if (target) await target.waitFor(/ready/);
+    const { diagnosis: d, session } = await diagnose(target ? { pid: target.pid } : { command: [process.execPath, js, '60'] },
+      { cwd: FIXTURES, hypotheses: ['cpu_bound'] });
+    session.child?.kill();
+    const hot = '/Code/ts/anonymous-hot.ts/<anonymous>@10';
+    assert.ok(d.bottlenecks.some((b) => b.focus === hot && b.source === 'ts/anonymous-hot.ts:10'), JSON.stringify(d.bottlenecks));
+    assert.match(d.searchHistory.find((n) => n.focus === hot)?.note ?? '', /^decided from \d+ stack samples/);
+    // nothing is named by the compiled script: not the module, not the hottest functions
+    assert.ok(!d.searchHistory.some((n) => n.focus.includes(path.basename(js))), JSON.stringify(d.searchHistory.map((n) => n.focus)));
+    const hottest = (d.hottest ?? []).filter((h) => h.thread === 'main' && !h.node);
+    assert.equal(hottest[0]?.function, 'ts/anonymous-hot.ts/<anonymous>@10', JSON.stringify(hottest));
+    assert.ok(!hottest.some((h) => h.function.includes(path.basename(js))), JSON.stringify(hottest));
+  });
+}
 
 test('names are clean paths: a package outside the working directory from node_modules/ on, a source map\'s URL source by its host and path', async () => {
   // greet.ts mapped to a URL (as bundles ship them: https://..., webpack://...), the script in a directory of its own

@@ -23,7 +23,7 @@ import { lastPart } from './no-regexp';
 export const SAMPLE_INTERVAL_US = 10_000;
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number }; children?: number[] }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
@@ -48,9 +48,9 @@ export interface Window { stacks: [string[], number, boolean, string[], string?]
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
  * own code, the tool's, code without a script: GC, idle, natives). `line`: the
- * 1-based line the function starts at.
+ * 1-based line the function starts at, `column` its 0-based column.
  */
-export type FrameKey = (url: string, functionName: string, line: number) => string | null;
+export type FrameKey = (url: string, functionName: string, line: number, column: number) => string | null;
 
 /**
  * The key of a frame of Node's own code: "node:<module>/<function>" for its
@@ -167,7 +167,7 @@ export class CpuSampler {
       let handler = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
-        const key = f.url ? this.frameKey(f.url, f.functionName, f.lineNumber + 1) : null;
+        const key = f.url ? this.frameKey(f.url, f.functionName, f.lineNumber + 1, f.columnNumber) : null;
         if (!stack.length && key === null && (f.url ? !f.url.startsWith('node:') : f.scriptId !== '0')) handler = true;
         // inside the program's innermost frame, the tool ran: the sample is not the program's
         if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
@@ -178,7 +178,7 @@ export class CpuSampler {
       }
       if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
-      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName, inner.lineNumber + 1) === stack[0];
+      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName, inner.lineNumber + 1, inner.columnNumber) === stack[0];
       const node = own || handler ? null : nodeFrameKey(inner.url, inner.functionName);
       const callsOut = [...calls].sort();
       const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '');

@@ -15,7 +15,7 @@ type Rest = Omit<PreparedScript, 'code'>;
  * the small JSON part, read at load; `calls`: where each part of the call points' JSON starts in
  * the large part; `functions`: how many (the guards are defined at load, the records read later)
  */
-interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; calls: number[]; functions: number }
+interface Head { sourceType: ScriptAnalysis['sourceType']; unslotted: Rest['unslotted']; calls: number[]; functions: number; mapped?: true }
 
 /**
  * The large part of an entry, read when first needed (see decodeRest): the strings' JSON and
@@ -79,6 +79,7 @@ export function encodeRest(r: Rest): { head: string; json: string; ints: Int32Ar
   let offset = 0;
   for (const t of parts) { starts.push(offset); offset += Buffer.byteLength(t, 'utf8'); }
   const head: Head = { sourceType: r.analysis.sourceType, unslotted: r.unslotted, calls: starts.slice(1), functions: r.analysis.functions.length };
+  if (r.analysis.mapped) head.mapped = true;
   return { head: JSON.stringify(head), json: parts.join(''), ints: ints.a.subarray(0, ints.n) };
 }
 
@@ -133,6 +134,7 @@ export function decodeRest(head: string, load: () => RestBytes): Rest & { functi
     });
   }
   const analysis = { sourceType: h.sourceType } as ScriptAnalysis;
+  if (h.mapped) analysis.mapped = true;
   const encode = (): void => {
     Object.defineProperty(analysis, 'functions', {
       enumerable: true,

@@ -487,6 +487,8 @@ export class Runtime {
     } as Omit<ScriptRecord, 'names'> as ScriptRecord;
     lazyNames(rec);
     this.scripts.set(no, rec);
+    // its functions are named by a source map: so are its frames in stack samples (frameKey)
+    if (analysis.mapped && filename.startsWith('/')) this.mappedFiles.add(filename);
     if (how === 'breakpoint' || (how === 'liveedit' && rec.noSlot)) this.findUnwinding(rec);
     this.droppedAt.delete(no);
     this.unindexed.push(rec);
@@ -935,7 +937,7 @@ export class Runtime {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name, line) => this.frameKey(url, name, line), (url) => this.isPreparing(url));
+      this.sampler = new CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url));
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -1008,7 +1010,7 @@ export class Runtime {
     const out = new Set<string>();
     for (const c of sites) {
       const file = c.getFileName();
-      const key = file && !c.isEval() ? this.frameKey(file, c.getFunctionName() ?? c.getMethodName() ?? '', c.getEnclosingLineNumber() ?? 0) : null;
+      const key = file && !c.isEval() ? this.frameKey(file, c.getFunctionName() ?? c.getMethodName() ?? '', c.getEnclosingLineNumber() ?? 0, (c.getEnclosingColumnNumber() ?? 1) - 1) : null;
       if (key !== null) out.add(key);
     }
     return [...out];
@@ -1020,11 +1022,26 @@ export class Runtime {
    * Parser.prototype.nextToken "Parser.nextToken", the profiler by its inferred
    * name; the method's own name is what both agree on with the analysis.
    */
-  private frameKey(file: string, functionName: string, line: number): string | null {
+  private frameKey(file: string, functionName: string, line: number, column: number): string | null {
     if (file.startsWith('node:') || this.isTool(file)) return null;
     const name = lastPart(functionName);
     // an anonymous function by the line it starts at, as the analysis names it (sampleKey)
-    return `${this.moduleOf(file)}/${name || `<anonymous>@${line}`}`;
+    const key = `${this.moduleOf(file)}/${name || `<anonymous>@${line}`}`;
+    if (!this.mappedFiles.size) return key;
+    // a script with a source map: the tool names the frame by the map, from its position
+    const abs = this.scriptPath(file);
+    if (abs === null || !this.mappedFiles.has(abs)) return key;
+    // the position in the script's own text (a prepared script runs our text beside its own: columns move)
+    const col = (this.disguise.column(abs, line, column + 1) ?? column + 1) - 1;
+    return `${key}\u0001${abs}\u0001${line}:${col}`;
+  }
+
+  /** files whose functions are named by source maps (their prepared analysis, or the tool's mapFrames): kept, a later session's samples need them too */
+  private readonly mappedFiles = new Set<string>();
+
+  /** The tool's: these files have source maps; their frames in stack samples carry their file and position (see the tool's session/frame-names). */
+  mapFrames(files: string): void {
+    this.servingTool(() => { for (const f of JSON.parse(files) as string[]) this.mappedFiles.add(f); });
   }
 
   /** paranode's own code or its dependencies' (the load hook's parser, source maps) */

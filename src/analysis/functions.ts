@@ -56,6 +56,8 @@ export interface FunctionInfo {
 export interface ScriptAnalysis {
   functions: FunctionInfo[];
   sourceType: 'script' | 'module';
+  /** a source map named its functions: V8's stack samples name them by the script (the runtime tags its frames for the tool to name) */
+  mapped?: true;
 }
 
 type Node = acorn.Node & Record<string, any>;
@@ -551,17 +553,22 @@ export function analyzeScript(source: string, sourceType?: 'script' | 'module', 
   const parsed = parseSource(source, sourceType);
   const classes: [number, number][] = [];
   const fns = analyzeAst(parsed.ast, source, parsed.sourceType, classes);
-  if (naming) applySourceMap(source, fns, naming);
+  const mapped = !!naming && applySourceMap(source, fns, naming);
   uniquifyNames(fns);
-  return { analysis: { functions: fns.map(publicInfo), sourceType: parsed.sourceType }, fns, classes };
+  const analysis: ScriptAnalysis = { functions: fns.map(publicInfo), sourceType: parsed.sourceType };
+  if (mapped) analysis.mapped = true;
+  return { analysis, fns, classes };
 }
 
-function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming): void {
+/** Whether the script's source map named any of its functions. */
+function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming): boolean {
   const map = loadSourceMap(source, naming.filename);
-  if (!map) return;
+  if (!map) return false;
+  let named = false;
   for (const f of fns) {
     const o = originalPosition(map, f.line, f.column);
     if (!o) continue;
+    named = true;
     f.module = moduleNameOf(o.source, naming.cwd);
     f.line = o.line;
     f.column = o.column;
@@ -570,6 +577,7 @@ function applySourceMap(source: string, fns: AnalyzedFunction[], naming: Naming)
       if (q) { p.line = q.line; p.column = q.column; }
     }
   }
+  return named;
 }
 
 export function publicInfo(f: AnalyzedFunction): FunctionInfo {

@@ -6,7 +6,7 @@ import { SourceMapConsumer } from 'source-map-js';
 
 export interface OriginalPosition { source: string; line: number; column: number }
 
-type SourceMap = { consumer: SourceMapConsumer; base: string };
+export type SourceMap = { consumer: SourceMapConsumer; base: string };
 
 /** The source map of a script, from its sourceMappingURL comment (inline data: URL or a file beside it). */
 export function loadSourceMap(source: string, filename: string | undefined): SourceMap | null {

@@ -252,6 +252,7 @@ export class Session extends EventEmitter {
         }
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
+      if (this.watching && this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
       if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
       if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
@@ -633,7 +634,11 @@ export class Session extends EventEmitter {
     this.watching = true;
     if (opts.stacks) this.watchingStacks = true;
     await this.settled();
-    for (const t of this.threads.values()) await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+    for (const t of this.threads.values()) {
+      // source-mapped scripts known before the first stack sample: none of it is named by the compiled file
+      if (this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
+      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+    }
   }
 
   /**

@@ -6,6 +6,7 @@
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import { moduleNameOf } from '../analysis/module-name';
 import { mapSources, sourceMapAt } from '../analysis/sourcemap';
+import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import { namesWholeModules } from '../agent/builtins';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
@@ -101,6 +102,7 @@ export class TargetThread {
   private readonly signal?: AbortSignal;
 
   constructor(readonly id: number, readonly cdp: Cdp, private readonly cwd: string, limits: ThreadLimits, private readonly notes: string[]) {
+    this.frames = new FrameNames(cwd);
     this.progress = limits.progress ?? (() => undefined);
     this.signal = limits.signal;
     this.breakpoints = new ThreadBreakpoints(cdp, limits.maxBreakpoints ?? 200, notes);
@@ -419,6 +421,11 @@ export class TargetThread {
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
     const s = await this.cdp.evaluateNow<Sample>(`${R}.sample()`);
+    if (s.stacks) {
+      this.frames.nameStacks(s.stacks);
+      // scripts announced to the debugger since: those with source maps are tagged from now on
+      if (this.loaded.size !== this.framesChecked) await this.findFrameMaps();
+    }
     this.countPinned(s);
     if (s.notes) this.notes.push(...s.notes.map((n) => inThread(n, this.id)));
     // The runtime hands each new object and script over once, to whichever sample asks first. Two
@@ -437,6 +444,22 @@ export class TargetThread {
       await mine;
     } else await this.announcing;
     return s;
+  }
+
+  /** the names of stack samples' frames in source-mapped code (see FrameNames) */
+  private readonly frames: FrameNames;
+  /** how many scripts the debugger had announced when they were last looked at for source maps */
+  private framesChecked = -1;
+
+  /**
+   * Tell the runtime which scripts loaded before the agent have source maps (the debugger
+   * says which), so that their frames in stack samples are tagged for FrameNames; the
+   * runtime tags the ones it prepared itself (their analysis says).
+   */
+  async findFrameMaps(): Promise<void> {
+    this.framesChecked = this.loaded.size;
+    const mapped = this.frames.newlyMapped([...this.loaded.values()].filter((s) => s.mapped).map((s) => s.filename));
+    if (mapped.length) await this.cdp.evaluateNow(`${R}.mapFrames(${JSON.stringify(JSON.stringify(mapped))})`);
   }
 
   /** scripts announced by an earlier sample that may still be listing them */
