@@ -51,6 +51,8 @@ function readReport(json: string, exit: number | null): Report {
   };
 }
 
+const stem = (file: string) => file.replace(/\.[cm]?[jt]sx?$/, '');
+
 /** V8's "<function> <file>" against paranode's "<module>/<function>" (a method by its own name). */
 function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest of Node's code" | 'a caller on a path' | null {
   const [fn, file] = top.name.split(' ');
@@ -59,7 +61,9 @@ function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest 
   const is = (full: string) => {
     // a second anonymous function on a line has its column too: samples give lines
     const name = full.replace(/(<anonymous>@\d+):\d+$/, '$1');
-    return name.endsWith(`/${short}`) && name.slice(0, -short.length - 1).endsWith(base);
+    // a source-mapped file by its source (V8 names Tokenizer.js what paranode names by its map, src/Tokenizer.ts)
+    const module = name.slice(0, -short.length - 1);
+    return name.endsWith(`/${short}`) && (module.endsWith(base) || stem(module.slice(module.lastIndexOf('/') + 1)) === stem(base));
   };
   if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
   if (r.hottest.some(is)) return 'hottest';
