@@ -104,9 +104,9 @@ test('a frame of a source-mapped script, tagged with its position, is named as t
   const text = fs.readFileSync(js, 'utf8');
   const { analysis } = analyzeScript(text, undefined, { filename: js, cwd: FIXTURES });
   const frames = new FrameNames(FIXTURES);
-  // only a file with a map is tagged (greet-both.js has none), each looked at once
-  assert.deepEqual(frames.newlyMapped([js, path.join(dir, 'greet-both.js')]), [js]);
-  assert.deepEqual(frames.newlyMapped([js]), []);
+  // only a file with a map is tagged (greet-both.js has none), each told once
+  assert.deepEqual(frames.newlyMapped([{ file: js }, { file: path.join(dir, 'greet-both.js') }]), [js]);
+  assert.deepEqual(frames.newlyMapped([{ file: js }]), []);
   const at = lineIndex(text);
   assert.ok(analysis.functions.length >= 4, JSON.stringify(analysis.functions.map((f) => f.name)));
   for (const f of analysis.functions) {

@@ -251,8 +251,7 @@ export class PerformanceConsultant extends EventEmitter {
   }
 
   private async predict(n: SearchNode) {
-    // the whole program's tests need no list of functions (on an attach it is every loaded script
-    // parsed: 3.3 s on the Fastify server, which held the first window back that long)
+    // the whole program's tests need no functions; a code node's its module's (functionsOf)
     const module = this.moduleOf(n);
     if (module === undefined) return this.manager.predict(this.metricOf(n), n.focus, { known: this.known });
     await this.callersIn(module);
@@ -277,9 +276,12 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** The module a code node is in (undefined: the node has no /Code part). */
   private moduleOf(n: SearchNode): string | undefined {
-    let m: SearchNode | undefined = n;
-    while (m && this.level(m) !== undefined && this.level(m) !== 'module') m = m.parent === null ? undefined : this.nodes[m.parent - 1];
-    return m && this.level(m) === 'module' ? codeOf(m.focus) : undefined;
+    for (let m: SearchNode | undefined = n; m; m = m.parent === null ? undefined : this.nodes[m.parent - 1]) {
+      const level = this.level(m);
+      if (level === undefined) return undefined;
+      if (level === 'module') return codeOf(m.focus);
+    }
+    return undefined;
   }
 
   /** observed cost per window (fraction, the busiest thread), for the report */

@@ -6,30 +6,41 @@
 // frameKey); here the tag becomes the name the map gives, as the analysis makes it.
 import * as fs from 'fs';
 import { moduleNameOf } from '../analysis/module-name';
-import { loadSourceMap, originalPosition, type SourceMap } from '../analysis/sourcemap';
+import { loadSourceMap, originalPosition, sourceMapAt, type SourceMap } from '../analysis/sourcemap';
 
 const TAG = '\u0001';
 
 export class FrameNames {
-  /** per file checked: its source map, or null (none, or unreadable) */
+  /** per script file read: its source map, or null (none, or unreadable) */
   private readonly maps = new Map<string, SourceMap | null>();
+  /** the files the runtime was told of (newlyMapped) */
+  private readonly told = new Set<string>();
   /** tagged key -> name */
   private readonly names = new Map<string, string>();
 
   constructor(private readonly cwd: string) {}
 
   /**
-   * Of `files`, those not looked at before that have a source map (read from disk once
-   * each, as the analysis reads it: the text's sourceMappingURL, inline or a file beside it).
+   * A script file's source map, read once: from the sourceMappingURL the debugger reported
+   * where it gave one that is a file, else from the script's text on disk (inline, or a file
+   * beside it, as the analysis reads it).
    */
-  newlyMapped(files: Iterable<string>): string[] {
-    const out: string[] = [];
-    for (const file of files) {
-      if (this.maps.has(file)) continue;
-      let map: SourceMap | null = null;
-      try { map = loadSourceMap(fs.readFileSync(file, 'utf8'), file); } catch { /* gone, or not a file: named as V8 names it */ }
+  mapOf(file: string, url?: string): SourceMap | null {
+    let map = this.maps.get(file);
+    if (map === undefined) {
+      try { map = url !== undefined ? sourceMapAt(url, file) : loadSourceMap(fs.readFileSync(file, 'utf8'), file); } catch { map = null; }
       this.maps.set(file, map);
-      if (map) out.push(file);
+    }
+    return map;
+  }
+
+  /** Of these scripts, those with a source map the runtime has not been told of yet (it is, by the caller). */
+  newlyMapped(scripts: Iterable<{ file: string; url?: string }>): string[] {
+    const out: string[] = [];
+    for (const { file, url } of scripts) {
+      if (this.told.has(file) || !this.mapOf(file, url)) continue;
+      this.told.add(file);
+      out.push(file);
     }
     return out;
   }
@@ -45,9 +56,8 @@ export class FrameNames {
 
   private byMap(plain: string, tag: string): string {
     const [file, position] = tag.split(TAG);
-    // a file the runtime tagged itself (it prepared it): its map read now
-    if (!this.maps.has(file)) this.newlyMapped([file]);
-    const map = this.maps.get(file);
+    // (a file the runtime tagged itself, having prepared it: its map read now)
+    const map = this.mapOf(file);
     const [line, column] = (position ?? '').split(':').map(Number);
     const o = map && Number.isInteger(line) && Number.isInteger(column) ? originalPosition(map, line, column) : null;
     if (!o) return plain;

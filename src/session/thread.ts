@@ -5,7 +5,7 @@
 // the points left.
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import { moduleNameOf } from '../analysis/module-name';
-import { mapSources, sourceMapAt } from '../analysis/sourcemap';
+import { mapSources } from '../analysis/sourcemap';
 import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import { namesWholeModules } from '../agent/builtins';
@@ -292,18 +292,11 @@ export class TargetThread {
     return this.mapSourcesOf(script)?.some(matches) ?? true;
   }
 
-  /** The modules a script's source map (a file) names, read once (undefined: none to read). */
+  /** The modules a script's source map (a file) names (undefined: none to read). */
   private mapSourcesOf(script: LoadedScript): string[] | undefined {
-    if (script.sourceMap === undefined) return undefined;
-    let sources = this.mapModules.get(script.scriptId);
-    if (!sources) {
-      const map = sourceMapAt(script.sourceMap, script.filename);
-      if (!map) return undefined;
-      this.mapModules.set(script.scriptId, (sources = mapSources(map).map((src) => moduleNameOf(src, this.cwd))));
-    }
-    return sources;
+    const map = script.sourceMap === undefined ? null : this.frames.mapOf(script.filename, script.sourceMap);
+    return map ? mapSources(map).map((src) => moduleNameOf(src, this.cwd)) : undefined;
   }
-  private readonly mapModules = new Map<string, string[]>();
 
   /** Scripts loaded before the agent and not prepared yet (none without the debugger where the load hook prepared every one). */
   private async unpreparedScripts(): Promise<LoadedScript[]> {
@@ -360,7 +353,6 @@ export class TargetThread {
       if (!(e instanceof CdpError) || !/No script for id/i.test(e.message)) throw e;
       this.loaded.delete(script.scriptId);
       this.analyses.delete(script.scriptId);
-      this.mapModules.delete(script.scriptId);
       return null;
     }
   }
@@ -471,7 +463,7 @@ export class TargetThread {
    */
   async findFrameMaps(): Promise<void> {
     this.framesChecked = this.loaded.size;
-    const mapped = this.frames.newlyMapped([...this.loaded.values()].filter((s) => s.mapped).map((s) => s.filename));
+    const mapped = this.frames.newlyMapped([...this.loaded.values()].filter((s) => s.mapped).map((s) => ({ file: s.filename, url: s.sourceMap })));
     if (mapped.length) await this.cdp.evaluateNow(`${R}.mapFrames(${JSON.stringify(JSON.stringify(mapped))})`);
   }
 
