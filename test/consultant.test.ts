@@ -468,6 +468,21 @@ test('CLI: bad diagnose arguments are one-line errors, before any target is touc
 });
 
 
+test('a whole-program hypothesis with nothing to refine that holds again leaves the search complete: the event loop held in phases, the search complete once, before the second phase', async () => {
+  // (under a 5 % limit the instrumentation's own cost flickers about its 5 % threshold: each new
+  // phase of it made the search "complete" anew, a typecheck's search 24.6 s long for 12 s of work)
+  let completions = 0;
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, 'blocked-phases.js', '60'] }, {
+    cwd: FIXTURES, stdio: 'pipe', hypotheses: ['event_loop_blocked'], durationSeconds: 17,
+    onStart: (c) => { c.on('complete', () => { completions++; }); },
+  });
+  session.child!.kill();
+  const phases = d.phases.event_loop_blocked ?? [];
+  assert.ok(phases.length >= 2, `two phases of a held event loop: ${JSON.stringify(phases)}`);
+  assert.equal(completions, 1);
+  assert.ok(d.searchSeconds !== null && d.searchSeconds < phases[1][0], `complete at ${d.searchSeconds} s, before the second phase (${JSON.stringify(phases)})`);
+});
+
 test('phases of a whole-program hypothesis: a dip of fewer than three windows does not end one; after one ended, a single window over the threshold is no new phase (no refinement is decided from stack samples on it), two in a row are', () => {
   const windows = (v: string) => [...v].map((c, i) => ({ from: i, to: i + 1, value: c === 'T' ? 0.3 : 0, verdict: c === 'T' }));
   // the first phase may be one window (the search refines at once); a dip of two does not end it

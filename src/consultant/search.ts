@@ -568,15 +568,20 @@ export class PerformanceConsultant extends EventEmitter {
 
   private readonly refined = new Set<number>();
 
-  /** A top-level node turned true again: its earlier refinements are tested again. */
+  /**
+   * A top-level node turned true again: its earlier refinements are tested again. One
+   * with none (the instrumentation's own cost, flickering about its threshold under a
+   * limit of the same size) leaves the search as complete as it was.
+   */
   private refresh(top: SearchNode): void {
     const under = new Set([top.id]);
+    let again = false;
     for (const n of this.nodes) {
       if (n.parent === null || !under.has(n.parent)) continue;
       under.add(n.id);
-      if (n.state === 'true' || n.state === 'false') { n.state = 'unknown'; this.refined.delete(n.id); }
+      if (n.state === 'true' || n.state === 'false') { n.state = 'unknown'; this.refined.delete(n.id); again = true; }
     }
-    this.completeAt = undefined;
+    if (again) this.completeAt = undefined;
   }
 
   /** Children of a true node: its threads, else modules, else functions. */
