@@ -226,6 +226,29 @@ test('paranode diagnose --ui: the search graph grows live and reaches the plante
   await page.close();
 });
 
+test('ui --max-overhead: a request taken out over the limit stays on the page with what it measured, marked as taken out', async () => {
+  // a limit under anything: the request is taken out once the program's code is loaded, after the 100 calls made as it loaded
+  const { child, url: urlP, exit, stderr } = cli(['ui', '--max-overhead', '0.00001%', '-e', 'procedure_calls@/Code/launch-priced.js/inner', '--',
+    process.execPath, 'launch-priced.js'], FIXTURES);
+  const url = await urlP;
+  const page = await openPage(url);
+  await page.click('#tab-resources');
+  const row = '#enabled [data-key="procedure_calls@/Code/launch-priced.js/inner"]';
+  await page.waitForSelector(`${row}.stopped`);
+  assert.equal(await page.getAttribute(row, 'data-total'), '100');
+  assert.match(await page.textContent(`${row} .warn`) ?? '', /^taken out: metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after [\d.]+ s: its predicted cost/);
+  await page.click('#tab-histograms');
+  await page.waitForFunction(() => /taken out over --max-overhead: .*inner/.test(document.querySelector('.chart[data-metric="procedure_calls"] .chart-title')?.textContent ?? ''));
+  // calls after it was taken out count nowhere
+  child.stdin!.write('count 1000\n');
+  child.stdin!.end();
+  assert.equal(await exit, 0, stderr());
+  await page.waitForSelector('#ended', { state: 'visible' });
+  assert.equal(await page.getAttribute(row, 'data-total'), '100');
+  assert.match(stderr(), /paranode: metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after/);
+  await page.close();
+});
+
 test('library API: several processes and their threads on one page, each labelled', async () => {
   const a = await Session.launch([process.execPath, 'ui-target.js'], [], { stdio: 'pipe', cwd: FIXTURES });
   const b = await Session.launch([process.execPath, 'workers.js'], [], { stdio: 'pipe', cwd: FIXTURES });

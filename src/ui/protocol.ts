@@ -61,6 +61,8 @@ export interface InstanceData {
   internal?: boolean;
   /** set where the value cannot be real (see MetricInstanceValue.implausible) */
   implausible?: string;
+  /** set where the request was taken out (its price over --max-overhead): why; the value is what it measured until then */
+  stopped?: string;
 }
 
 /** A node of the Performance Consultant's search history graph. */

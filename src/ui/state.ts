@@ -196,6 +196,7 @@ export class UiState {
       if (!predicted.has(key)) d.internal = true;
       else if (predicted.get(key) !== undefined) d.predictedCost = predicted.get(key);
       if (v.implausible) d.implausible = v.implausible;
+      if (v.stopped) d.stopped = v.stopped;
       return d;
     });
   }

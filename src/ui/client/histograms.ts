@@ -79,7 +79,8 @@ export class HistogramsView {
     }
     const order: HTMLElement[] = [];
     for (const [name, list] of byMetric) {
-      const sig = list.map((i) => i.key).join('\n');
+      // (a series taken out is labelled so: the chart is made again when one is)
+      const sig = list.map((i) => `${i.key}${i.stopped ? '\t(out)' : ''}`).join('\n');
       const data = align(list);
       let c = this.charts.get(name);
       if (c && c.sig !== sig) {
@@ -105,7 +106,8 @@ export class HistogramsView {
       const units = list[0].units || info?.units || '';
       const widths = [...new Set(list.map((i) => i.bucketSeconds))].sort((a, b) => a - b).map(secs).join(' / ');
       const odd = list.filter((i) => i.implausible).map((i) => `${focusText(i.focus)}: ${i.implausible}`);
-      const text = `${name}${info ? ` — ${info.title}` : ''} · ${units} · bucket ${widths} s${odd.length ? ` · ⚠ ${odd.join('; ')}` : ''}`;
+      const out = list.filter((i) => i.stopped).map((i) => focusText(i.focus));
+      const text = `${name}${info ? ` — ${info.title}` : ''} · ${units} · bucket ${widths} s${out.length ? ` · taken out over --max-overhead: ${out.join(', ')}` : ''}${odd.length ? ` · ⚠ ${odd.join('; ')}` : ''}`;
       if (c.title.textContent !== text) c.title.textContent = text;
       order.push(c.el);
     }
@@ -136,7 +138,7 @@ export class HistogramsView {
       series: [
         { label: 's', value: (_u, v) => (v === null || v === undefined ? '–' : `${secs(v)} s`) },
         ...list.map((i, k): uPlot.Series => ({
-          label: focusText(i.focus),
+          label: `${focusText(i.focus)}${i.stopped ? ' (taken out)' : ''}`,
           stroke: PALETTE[k % PALETTE.length],
           width: 1.5,
           spanGaps: true,

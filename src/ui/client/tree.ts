@@ -307,11 +307,13 @@ export class ResourcesView {
       }
       // exact, for whoever reads the page (tests, scripts)
       row.dataset.total = String(i.total);
+      // a request taken out over the limit keeps what it measured, marked as no longer counting
+      row.classList.toggle('stopped', !!i.stopped);
       const [, total, pred, warn] = row.children;
       // the total is the rate's integral: calls, not calls/s
       total.textContent = `total ${num(i.total)} ${i.units.replace(/\/s$/, '')}`;
       pred.textContent = i.predictedCost !== undefined ? `predicted ${pct(i.predictedCost)}` : '';
-      warn.textContent = i.implausible ? `⚠ ${i.implausible}` : '';
+      warn.textContent = [i.stopped ? `taken out: ${i.stopped}` : '', i.implausible ? `⚠ ${i.implausible}` : ''].filter(Boolean).join(' · ');
     }
     for (const [k, row] of this.rows) if (!seen.has(k)) { row.remove(); this.rows.delete(k); }
     // the page's own first, in the order given
