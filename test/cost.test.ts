@@ -12,8 +12,10 @@ import { SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { SWITCH_GAP_MS } from '../src/agent/runtime';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
+import { diagnose } from '../src/consultant/diagnose';
+import { renderDiagnosis } from '../src/consultant/report';
 import { Session } from '../src/session/session';
-import { CLI, FIXTURES, LIVEEDIT, lineRequests, Target } from './support/helpers';
+import { CLI, FIXTURES, LIVEEDIT, lineRequests, ROOT, Target } from './support/helpers';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-config-'));
 process.env.PARANODE_CONFIG_DIR = dir;
@@ -107,6 +109,36 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
   close((await at('deeper/g()')).cost, STATIC_ENTRY * STATIC_TRIPS ** 2 * counter);
   // what the running program showed: the function's counted entries per second
   close((await at('looped/g()', (r) => (r.function === 'looped' ? 3 : undefined))).cost, 3 * STATIC_TRIPS * counter);
+});
+
+test("stack samples dear to read (deep stacks, each sample a new one) are taken less often from then on, and the diagnosis says so; a shallow program's are not", async (t) => {
+  const slower = /^stack samples: reading them took [\d.]+ % of the thread's time \(deep stacks\); V8 samples it every (\d+) ms from now on \(was 10 ms\), their cost kept under 2.5 % of the thread$/;
+  // under the default 5 % limit the samples may take half of it; a window of these costs a
+  // second's budget and more, so the next is read up to 2 s later, and the change is made at the third
+  await calibration();
+  const { diagnosis: d, session: deep } = await diagnose({ command: [process.execPath, 'deep-stacks.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], durationSeconds: 15 });
+  deep.child?.kill();
+  const note = (d.sampling ?? []).find((n) => slower.test(n));
+  assert.ok(note, JSON.stringify(d.sampling));
+  const every = Number(slower.exec(note)![1]);
+  assert.ok(every >= 20 && every <= 40, `${every} ms`);
+  assert.ok(renderDiagnosis(d).includes(`\n${note}\n`), renderDiagnosis(d));
+  // the samples still came, and named the program's functions
+  assert.ok((d.hottest ?? []).some((h) => /^deep-stacks\.js\/(f\d+|leaf)$/.test(h.function) && h.samples > 0), JSON.stringify(d.hottest));
+
+  const shallow = await Session.launch([process.execPath, path.join(ROOT, 'demo', 'cpu-bound.js'), '120'], [], { cwd: FIXTURES, stdio: 'pipe' });
+  t.after(() => shallow.child?.kill());
+  await shallow.watchThreads({ stacks: true });
+  shallow.startSampling(200);
+  await new Promise<void>((r) => {
+    let n = 0;
+    const on = () => { if (++n >= 15) { shallow.off('sample', on); r(); } };
+    shallow.on('sample', on);
+  });
+  shallow.stopSampling();
+  assert.ok(shallow.stackSamples('main').samples > 100, `${shallow.stackSamples('main').samples} samples`);
+  assert.ok(!shallow.notes.some((n) => n.startsWith('stack samples:')), shallow.notes.join('\n'));
+  await shallow.detach();
 });
 
 test('predicted cost of a function reached by breakpoints: its pinning in the interpreter, its own share of the thread times (the calibrated factor of its shape - 1), once per function; a 1% share where no samples say', async () => {

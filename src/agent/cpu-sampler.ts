@@ -21,6 +21,23 @@ import { lastPart } from './no-regexp';
 
 /** V8's sampling interval: 100 samples a second per thread */
 export const SAMPLE_INTERVAL_US = 10_000;
+/**
+ * The samples' cost is kept under a share of the thread's time: by default this
+ * one (half the default cost limit; the consultant gives half its limit). Reading a window costs the thread a part that
+ * grows with the samples and the depth of their stacks (V8 builds and
+ * serializes the profile, the thread parses and keys it: ~5 ms for 300 nodes on
+ * the TypeScript compiler, Node 24) and a smaller fixed part (V8 starts the
+ * next profile). The compiler's 0.2-s windows cost 5.6 % of its thread, over
+ * the whole 5 % limit before any test (a server's 0.3 %). Where a window costs
+ * over the budget, V8 samples less often from then on (once: a new interval
+ * restarts the profiler, which re-logs every code object: it is never made
+ * shorter again), and each window is read no sooner than its cost allows.
+ */
+export const DEFAULT_SAMPLING_BUDGET = 0.025;
+/** the longest interval the budget may set: 25 samples a second */
+export const MAX_INTERVAL_US = 40_000;
+/** a window is read at least this often (ms), whatever it costs */
+const MAX_WINDOW_MS = 2000;
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; children?: number[] }
@@ -43,7 +60,13 @@ export function cpuProfWanted(): boolean {
  * Node's (its JavaScript or a native), that frame's key (see NodeFrameKey),
  * so Node's own functions have self time of their own as in V8's profiles.
  */
-export interface Window { stacks: [string[], number, boolean, string[], string?][]; samples: number; idle: number; /** samples in paranode's module preparation below the program's innermost frame */ tool: number }
+export interface Window {
+  stacks: [string[], number, boolean, string[], string?][]; samples: number; idle: number;
+  /** samples in paranode's module preparation below the program's innermost frame */
+  tool: number;
+  /** the sampling interval of this window (µs), where it is not SAMPLE_INTERVAL_US (see DEFAULT_SAMPLING_BUDGET) */
+  intervalUs?: number;
+}
 
 /**
  * The key of a frame ("<module>/<function>"), or null to leave it out (Node's
@@ -68,6 +91,15 @@ export class CpuSampler {
   private session: inspector.Session | null = null;
   private window = 0;
   private finished: Profile | null = null;
+  private post: ((method: string, params?: object) => void) | null = null;
+  /** the sampling interval now (µs); when the last window was read, what reading it cost (ms), and as a share of the time it covered */
+  private interval = SAMPLE_INTERVAL_US;
+  private lastTake = 0;
+  private lastCost = 0;
+  /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
+  private spent = 0;
+  private since = 0;
+  private lastShare = 0;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
 
   /**
@@ -75,7 +107,8 @@ export class CpuSampler {
    *   (the load hooks, the rewrite, the parser): a sample whose innermost program frame
    *   called into it was the tool's time, not the program's
    */
-  constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false) {}
+  constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false,
+    private readonly note: (text: string) => void = () => undefined, private readonly budget = DEFAULT_SAMPLING_BUDGET) {}
 
   /**
    * Start sampling; false where this thread has no inspector to sample with, or
@@ -100,9 +133,11 @@ export class CpuSampler {
         if (failed) throw failed;
       };
       post('Profiler.enable');
-      post('Profiler.setSamplingInterval', { interval: SAMPLE_INTERVAL_US });
+      post('Profiler.setSamplingInterval', { interval: this.interval });
       this.session = s;
+      this.post = post;
       inspector.console.profile(this.title(this.window));
+      this.lastTake = this.since = performance.now();
       return true;
     } catch {
       this.stop();
@@ -116,16 +151,48 @@ export class CpuSampler {
    * GC, Node's own code) is an empty stack: it counts as a sample. `idle`:
    * how many found the event loop waiting (Node marks the isolate idle there).
    */
-  take(): Window {
+  take(force = false): Window | null {
     if (!this.session) return { stacks: [], samples: 0, idle: 0, tool: 0 };
+    const t0 = performance.now();
+    // not yet: the last window's cost over the time since is over the budget (the samples wait for the next)
+    if (!force && t0 - this.lastTake < Math.min(MAX_WINDOW_MS, this.lastCost / this.budget)) return null;
     const ending = this.window++;
-    // the next window first: the profiler must not stop between them
-    inspector.console.profile(this.title(this.window));
+    const interval = this.interval;
+    const next = this.nextInterval();
     this.finished = null;
-    inspector.console.profileEnd(this.title(ending));
+    if (next === interval) {
+      // the next window first: the profiler must not stop between them
+      inspector.console.profile(this.title(this.window));
+      inspector.console.profileEnd(this.title(ending));
+    } else {
+      // V8 takes a new interval only with no profile running: a gap of microseconds
+      inspector.console.profileEnd(this.title(ending));
+      try {
+        this.post!('Profiler.setSamplingInterval', { interval: next });
+        this.interval = next;
+        this.note(`stack samples: reading them took ${(100 * this.lastShare).toFixed(1)} % of the thread's time (deep stacks); ` +
+          `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
+      } catch { /* kept as it was */ }
+      inspector.console.profile(this.title(this.window));
+    }
     const p = this.finished as Profile | null;
     this.finished = null;
-    return p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0, tool: 0 };
+    const w = p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0, tool: 0 };
+    if (interval !== SAMPLE_INTERVAL_US) w.intervalUs = interval;
+    const t1 = performance.now();
+    this.lastCost = t1 - t0;
+    this.lastTake = t1;
+    // judged over a second of windows or more, not one (a window can hold a collection, a burst of new stacks)
+    this.spent += this.lastCost;
+    if (next !== interval) { this.spent = 0; this.since = t1; this.lastShare = 0; }
+    else if (t1 - this.since >= 1000) { this.lastShare = this.spent / (t1 - this.since); this.spent = 0; this.since = t1; }
+    return w;
+  }
+
+  /** The interval of the next window: longer where reading windows cost over the budget (their samples' part shrinks with them); never shorter again. */
+  private nextInterval(): number {
+    if (this.interval >= MAX_INTERVAL_US || this.lastShare <= this.budget) return this.interval;
+    return Math.min(MAX_INTERVAL_US, this.interval * Math.max(2, Math.ceil(this.lastShare / this.budget)));
   }
 
   stop(): void {
@@ -153,6 +220,13 @@ export class CpuSampler {
     const counts = new Map<number, number>();
     for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
     const out = new Map<string, Window['stacks'][number]>();
+    // each node's key once: the sampled nodes' stacks share their outer frames (deep in a compiler: 2,000 nodes a window)
+    const keys = new Map<number, string | null>();
+    const keyOf = (id: number, f: ProfileNode['callFrame']): string | null => {
+      let k = keys.get(id);
+      if (k === undefined) keys.set(id, (k = f.url ? this.frameKey(f.url, f.functionName, f.lineNumber + 1, f.columnNumber) : null));
+      return k;
+    };
     let samples = 0, idle = 0, tool = 0;
     for (const [id, count] of counts) {
       samples += count;
@@ -167,7 +241,7 @@ export class CpuSampler {
       let handler = false;
       for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
         const f = byId.get(at)!.callFrame;
-        const key = f.url ? this.frameKey(f.url, f.functionName, f.lineNumber + 1, f.columnNumber) : null;
+        const key = keyOf(at, f);
         if (!stack.length && key === null && (f.url ? !f.url.startsWith('node:') : f.scriptId !== '0')) handler = true;
         // inside the program's innermost frame, the tool ran: the sample is not the program's
         if (!stack.length && key === null && f.url && this.isTool(f.url)) { ours = true; break; }
@@ -178,7 +252,7 @@ export class CpuSampler {
       }
       if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
-      const own = stack.length > 0 && !!inner.url && this.frameKey(inner.url, inner.functionName, inner.lineNumber + 1, inner.columnNumber) === stack[0];
+      const own = stack.length > 0 && !!inner.url && keyOf(id, inner) === stack[0];
       const node = own || handler ? null : nodeFrameKey(inner.url, inner.functionName);
       const callsOut = [...calls].sort();
       const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '');

@@ -19,7 +19,7 @@ import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
-import { CpuSampler, cpuProfWanted, type Window } from './cpu-sampler';
+import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
@@ -933,11 +933,11 @@ export class Runtime {
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
    */
-  watchThread(stacks = false, fromStart = false): void {
+  watchThread(stacks = false, fromStart = false, samplingBudget = DEFAULT_SAMPLING_BUDGET): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url));
+      this.sampler = new CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -1093,7 +1093,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
@@ -1127,8 +1127,8 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (queues.length) out.queues = queues;
-    const w = this.sampler?.take();
-    if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; this.noteRunning(w); }
+    const w = this.sampler?.take(final) ?? undefined;
+    if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w); }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];

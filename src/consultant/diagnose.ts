@@ -86,6 +86,8 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     if (s.fate) d.targetFate = s.fate;
     const hottest = hottestFunctions(s);
     if (hottest.length) d.hottest = hottest;
+    const sampling = s.notes.filter((n) => n.startsWith('stack samples'));
+    if (sampling.length) d.sampling = sampling;
     return { diagnosis: d, session: s };
   } finally {
     await c.stop().catch(() => undefined);

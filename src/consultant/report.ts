@@ -63,6 +63,8 @@ export interface Diagnosis {
    * too small to hold a hypothesis by itself is still named here.
    */
   hottest?: Hottest[];
+  /** how the stack samples were taken, where not as usual (V8 sampling a thread less often where reading them cost over their budget; by inspector interrupt) */
+  sampling?: string[];
 }
 
 /** One of a thread's hottest functions by its own code, from the stack samples. */
@@ -234,6 +236,7 @@ export function renderDiagnosis(d: Diagnosis): string {
     if (node.length) lines.push(`hottest of Node's own code in thread ${thread} (self time, counted above in its caller): ` +
       node.map((h) => `${h.function}${h.calledFrom ? ` (called from ${h.calledFrom})` : ''} ${pct(h.self)}`).join(', '));
   }
+  lines.push(...d.sampling ?? []);
   return lines.join('\n') + '\n';
 }
 

@@ -323,7 +323,8 @@ export class PerformanceConsultant extends EventEmitter {
   /** Enable the whole-program tests (they stay for the whole search) and the observed cost. */
   async start(): Promise<void> {
     this.cal = await this.manager.costCalibration();
-    await this.session.watchThreads({ stacks: true });
+    // the stack samples take at most half the limit (reading them costs by their depth); none: all of them
+    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2 });
     this.costInst = await this.manager.enable('observed_cost');
     for (const h of this.hyps) {
       const node = this.add(null, h, '');

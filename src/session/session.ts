@@ -23,6 +23,7 @@ import { MetricValue, pathSeries, SampledSeries, StackSamples } from './series';
 import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile';
 import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
+import { DEFAULT_SAMPLING_BUDGET } from '../agent/cpu-sampler';
 import { inThread, TargetThread, ThreadLimits } from './thread';
 
 /** maxPauseMs, activeWaitMs, quietPoint, maxBreakpoints, planLimitMs: see ThreadLimits */
@@ -108,6 +109,8 @@ export class Session extends EventEmitter {
   private lastSampleMs = 0;
   private watching = false;
   private watchingStacks = false;
+  /** the share of a thread's time its stack samples may cost (see watchThreads) */
+  private samplingBudget = DEFAULT_SAMPLING_BUDGET;
   private intervalMs = 200;
   private detached = false;
   /** detach has begun: workers announced from now on are let go, not set up */
@@ -253,7 +256,7 @@ export class Session extends EventEmitter {
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
       if (this.watching && this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget})`).catch(() => undefined);
       if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
@@ -629,15 +632,21 @@ export class Session extends EventEmitter {
   /** whether every thread's own values are measured (see watchThreads) */
   get watchingThreads(): boolean { return this.watching; }
 
-  /** Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later. */
-  async watchThreads(opts: { stacks?: boolean } = {}): Promise<void> {
+  /**
+   * Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later.
+   * `stacks`: with V8's stack samples, which may cost each thread up to `samplingBudget` of its
+   * time (a share; Infinity: every 10 ms whatever they cost): where reading them costs more, V8
+   * samples less often (at the least every 40 ms), and it is noted.
+   */
+  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number } = {}): Promise<void> {
     this.watching = true;
     if (opts.stacks) this.watchingStacks = true;
+    if (opts.samplingBudget !== undefined) this.samplingBudget = opts.samplingBudget;
     await this.settled();
     for (const t of this.threads.values()) {
       // source-mapped scripts known before the first stack sample: none of it is named by the compiled file
       if (this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks})`).catch(() => undefined);
+      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget})`).catch(() => undefined);
     }
   }
 

@@ -8,6 +8,7 @@ import { moduleNameOf } from '../analysis/module-name';
 import { mapSources } from '../analysis/sourcemap';
 import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
+import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { namesWholeModules } from '../agent/builtins';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
@@ -38,6 +39,8 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   idle?: number;
   /** of the stack samples, those in paranode's module preparation below the program's innermost frame */
   tool?: number;
+  /** V8's sampling interval of these stack samples (µs), where the sampler's cost made it longer than SAMPLE_INTERVAL_US */
+  sampleUs?: number;
   /** call paths whose totals changed since the last sample (agent/call-paths) */
   paths?: PathRecord[];
   /** where the functions new in those paths are */
@@ -488,7 +491,9 @@ export class TargetThread {
   /** The observed cost's count of pinning (PINNED_CLASS), from the sample's stacks where V8's profiler took them. */
   private countPinned(s: Sample): void {
     const pinned = s.stacks && this.breakpoints.pinned();
-    if (pinned?.size) for (const [stack, n, own] of s.stacks!) if (own && pinned.has(stack[0])) this.pinnedSamples += n;
+    // (counted in samples of SAMPLE_INTERVAL_US, the pinning's price: a longer interval's samples stand for more time)
+    const weight = (s.sampleUs ?? SAMPLE_INTERVAL_US) / SAMPLE_INTERVAL_US;
+    if (pinned?.size) for (const [stack, n, own] of s.stacks!) if (own && pinned.has(stack[0])) this.pinnedSamples += n * weight;
     if (this.pinnedSamples) s.counters.push([COST_SERIES + PINNED_CLASS, this.pinnedSamples]);
   }
 
