@@ -75,6 +75,12 @@ export interface Window {
  */
 export type FrameKey = (url: string, functionName: string, line: number, column: number) => string | null;
 
+/** The process's CPU time (ms): all its threads'. */
+function processCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /**
  * The key of a frame of Node's own code: "node:<module>/<function>" for its
  * JavaScript, "(native)/<function>" for code without a script (a C++ binding
@@ -108,7 +114,8 @@ export class CpuSampler {
    *   called into it was the tool's time, not the program's
    */
   constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false,
-    private readonly note: (text: string) => void = () => undefined, private readonly budget = DEFAULT_SAMPLING_BUDGET) {}
+    private readonly note: (text: string) => void = () => undefined, private readonly budget = DEFAULT_SAMPLING_BUDGET,
+    private readonly cpuMs: () => number = processCpuMs) {}
 
   /**
    * Start sampling; false where this thread has no inspector to sample with, or
@@ -154,6 +161,7 @@ export class CpuSampler {
   take(force = false): Window | null {
     if (!this.session) return { stacks: [], samples: 0, idle: 0, tool: 0 };
     const t0 = performance.now();
+    const c0 = this.cpuMs();
     // not yet: the last window's cost over the time since is over the budget (the samples wait for the next)
     if (!force && t0 - this.lastTake < Math.min(MAX_WINDOW_MS, this.lastCost / this.budget)) return null;
     const ending = this.window++;
@@ -180,7 +188,9 @@ export class CpuSampler {
     const w = p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0, tool: 0 };
     if (interval !== SAMPLE_INTERVAL_US) w.intervalUs = interval;
     const t1 = performance.now();
-    this.lastCost = t1 - t0;
+    // the CPU the reading took: wall time counts the waits of a thread starved of its core, and the
+    // process's clock (where the thread's own is not loaded) its other threads' work; neither is more
+    this.lastCost = Math.max(0, Math.min(t1 - t0, this.cpuMs() - c0));
     this.lastTake = t1;
     // judged over a second of windows or more, not one (a window can hold a collection, a burst of new stacks)
     this.spent += this.lastCost;
