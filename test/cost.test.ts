@@ -113,8 +113,7 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
 
 test("stack samples dear to read (deep stacks, each sample a new one) are taken less often from then on, and the diagnosis says so; a shallow program's are not", async (t) => {
   const slower = /^stack samples: reading them took [\d.]+ % of the thread's time \(deep stacks\); V8 samples it every (\d+) ms from now on \(was 10 ms\), their cost kept under 2.5 % of the thread$/;
-  // under the default 5 % limit the samples may take half of it; a window of these costs a
-  // second's budget and more, so the next is read up to 2 s later, and the change is made at the third
+  // under the default 5 % limit the samples may take half of it (judged over two seconds of windows)
   await calibration();
   const { diagnosis: d, session: deep } = await diagnose({ command: [process.execPath, 'deep-stacks.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], durationSeconds: 15 });
   deep.child?.kill();

@@ -31,13 +31,12 @@ export const SAMPLE_INTERVAL_US = 10_000;
  * the whole 5 % limit before any test (a server's 0.3 %). Where a window costs
  * over the budget, V8 samples less often from then on (once: a new interval
  * restarts the profiler, which re-logs every code object: it is never made
- * shorter again), and each window is read no sooner than its cost allows.
+ * shorter again). (Reading windows less often does not help: a window costs by
+ * its nodes, and the event loop's idle time is corrected window by window.)
  */
 export const DEFAULT_SAMPLING_BUDGET = 0.025;
 /** the longest interval the budget may set: 25 samples a second */
 export const MAX_INTERVAL_US = 40_000;
-/** a window is read at least this often (ms), whatever it costs */
-const MAX_WINDOW_MS = 2000;
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; children?: number[] }
@@ -100,12 +99,12 @@ export class CpuSampler {
   private post: ((method: string, params?: object) => void) | null = null;
   /** the sampling interval now (µs); when the last window was read, what reading it cost (ms), and as a share of the time it covered */
   private interval = SAMPLE_INTERVAL_US;
-  private lastTake = 0;
   private lastCost = 0;
   /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
   private spent = 0;
   private since = 0;
   private lastShare = 0;
+  private overBefore = 0;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
 
   /**
@@ -144,7 +143,7 @@ export class CpuSampler {
       this.session = s;
       this.post = post;
       inspector.console.profile(this.title(this.window));
-      this.lastTake = this.since = performance.now();
+      this.since = performance.now();
       return true;
     } catch {
       this.stop();
@@ -158,12 +157,10 @@ export class CpuSampler {
    * GC, Node's own code) is an empty stack: it counts as a sample. `idle`:
    * how many found the event loop waiting (Node marks the isolate idle there).
    */
-  take(force = false): Window | null {
+  take(): Window {
     if (!this.session) return { stacks: [], samples: 0, idle: 0, tool: 0 };
     const t0 = performance.now();
     const c0 = this.cpuMs();
-    // not yet: the last window's cost over the time since is over the budget (the samples wait for the next)
-    if (!force && t0 - this.lastTake < Math.min(MAX_WINDOW_MS, this.lastCost / this.budget)) return null;
     const ending = this.window++;
     const interval = this.interval;
     const next = this.nextInterval();
@@ -191,11 +188,18 @@ export class CpuSampler {
     // the CPU the reading took: wall time counts the waits of a thread starved of its core, and the
     // process's clock (where the thread's own is not loaded) its other threads' work; neither is more
     this.lastCost = Math.max(0, Math.min(t1 - t0, this.cpuMs() - c0));
-    this.lastTake = t1;
-    // judged over a second of windows or more, not one (a window can hold a collection, a burst of new stacks)
+    // judged over a second of windows or more, not one (a window can hold a collection, a burst of new
+    // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
+    // requires) is not its run
     this.spent += this.lastCost;
-    if (next !== interval) { this.spent = 0; this.since = t1; this.lastShare = 0; }
-    else if (t1 - this.since >= 1000) { this.lastShare = this.spent / (t1 - this.since); this.spent = 0; this.since = t1; }
+    if (next !== interval) { this.spent = 0; this.since = t1; this.lastShare = this.overBefore = 0; }
+    else if (t1 - this.since >= 1000) {
+      const share = this.spent / (t1 - this.since);
+      this.lastShare = Math.min(share, this.overBefore);
+      this.overBefore = share;
+      this.spent = 0;
+      this.since = t1;
+    }
     return w;
   }
 

@@ -963,14 +963,14 @@ export class Runtime {
    * interrupts (epoll_wait returns EINTR and the wait's start is taken anew),
    * so its own figure reads a waiting loop as busy.
    */
-  private threadValues(w?: Window, windowLeft = false): number[] {
+  private threadValues(w?: Window): number[] {
     const raw = perf.eventLoopUtilization();
     const total = raw.active + raw.idle;
     if (w && w.samples > 0 && this.eluLast) {
       const span = total - (this.eluLast.active + this.eluLast.idle);
       this.eluIdleFix += (w.idle / w.samples) * span - (raw.idle - this.eluLast.idle);
     }
-    if (!windowLeft) this.eluLast = raw;
+    this.eluLast = raw;
     const idle = Math.max(0, Math.min(total, raw.idle + this.eluIdleFix));
     const elu = { idle, active: total - idle };
     // entries not yet delivered to the callback (it runs on a later turn of the event loop)
@@ -1127,10 +1127,9 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (queues.length) out.queues = queues;
-    const w = this.sampler?.take(final) ?? undefined;
+    const w = this.sampler?.take();
     if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w); }
-    // (a window the sampler left for later: the loop's idle time is corrected when it is read, over all of it)
-    if (this.watching) out.thread = this.threadValues(w, !!this.sampler && !w);
+    if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
     const fresh = this.instances.takeFresh();
