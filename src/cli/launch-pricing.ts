@@ -21,9 +21,14 @@ export interface LaunchItem {
   takeOut(why: string): Promise<void>;
 }
 
+/** how many more pricings a request priced at no point gets before only new code prices it again */
+const UNPLACED_TRIES = 5;
+
 export class LaunchPricing {
   private readonly inPlace: LaunchItem[];
   private readonly last = new Map<LaunchItem, Prediction>();
+  /** items priced at no point yet, and how often: their code may be loaded but not yet listed, with no more code to come */
+  private readonly unplaced = new Map<LaunchItem, number>();
   // (code announced before this was made, launching, is priced at the first sample)
   private dirty = true;
   private closed = false;
@@ -70,6 +75,10 @@ export class LaunchPricing {
       }
       const first = p.points > 0 && !(this.last.get(item)?.points);
       this.last.set(item, p);
+      // (priced again at the next sample, a few times: CI's Node 26 listed a program's one module
+      // after the pricing its load set off, and nothing loaded after it to price the request again)
+      const tries = this.unplaced.get(item) ?? 0;
+      if (p.points === 0 && tries < UNPLACED_TRIES) { this.unplaced.set(item, tries + 1); this.dirty = true; }
       if (this.closed) return;
       if (spent + p.cost <= this.limit) {
         spent += p.cost;
