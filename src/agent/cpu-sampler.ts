@@ -99,7 +99,6 @@ export class CpuSampler {
   private post: ((method: string, params?: object) => void) | null = null;
   /** the sampling interval now (µs); when the last window was read, what reading it cost (ms), and as a share of the time it covered */
   private interval = SAMPLE_INTERVAL_US;
-  private lastCost = 0;
   /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
   private spent = 0;
   private since = 0;
@@ -187,11 +186,11 @@ export class CpuSampler {
     const t1 = performance.now();
     // the CPU the reading took: wall time counts the waits of a thread starved of its core, and the
     // process's clock (where the thread's own is not loaded) its other threads' work; neither is more
-    this.lastCost = Math.max(0, Math.min(t1 - t0, this.cpuMs() - c0));
+    const cost = Math.max(0, Math.min(t1 - t0, this.cpuMs() - c0));
     // judged over a second of windows or more, not one (a window can hold a collection, a burst of new
     // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
     // requires) is not its run
-    this.spent += this.lastCost;
+    this.spent += cost;
     if (next !== interval) { this.spent = 0; this.since = t1; this.lastShare = this.overBefore = 0; }
     else if (t1 - this.since >= 1000) {
       const share = this.spent / (t1 - this.since);
