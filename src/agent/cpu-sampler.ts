@@ -97,7 +97,7 @@ export class CpuSampler {
   private window = 0;
   private finished: Profile | null = null;
   private post: ((method: string, params?: object) => void) | null = null;
-  /** the sampling interval now (µs); when the last window was read, what reading it cost (ms), and as a share of the time it covered */
+  /** the sampling interval now (µs) */
   private interval = SAMPLE_INTERVAL_US;
   /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
   private spent = 0;
