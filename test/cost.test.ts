@@ -193,7 +193,10 @@ test('observed cost of pinning: each V8 stack sample in which a function holding
   const probe = await s.probe('/Code/pinning.js/hot.entry: n++');
   assert.equal(probe.byBreakpoint, 1);
   const cost = await mm.enable('observed_cost');
-  await s.watchThreads({ stacks: true });
+  // V8 samples every 10 ms throughout: the count is in samples of that interval, and this loop reads
+  // windows as fast as it can, which can cost over the samples' budget (CI, Node 24: every 35 ms
+  // after a while, 20 samples counted as 71 of 10 ms)
+  await s.watchThreads({ stacks: true, samplingBudget: Infinity });
   // V8's samples come with each sample of the session (a window of them each); a pinned function's ticks are
   // its caller's in them (the debugger's copy of its bytecode is not in the profiler's code map)
   const own = () => { const o = s.stackSamples('main').own; return (o.get('pinning.js/hot') ?? 0) + (o.get('pinning.js/hotLoop') ?? 0); };
