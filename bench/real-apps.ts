@@ -59,8 +59,9 @@ function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest 
   const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
   const base = file.slice(file.lastIndexOf('/') + 1);
   const is = (full: string) => {
-    // a second anonymous function on a line has its column too: samples give lines
-    const name = full.replace(/(<anonymous>@\d+):\d+$/, '$1');
+    // a second anonymous function on a line has its column too: samples give lines; a named
+    // function is listed with its start line where the module has two of its name (parse@12)
+    const name = full.replace(/(<anonymous>@\d+):\d+$/, '$1').replace(/(\/(?!<anonymous>)[^/]*)@\d+$/, '$1');
     // a source-mapped file by its source (V8 names Tokenizer.js what paranode names by its map, src/Tokenizer.ts)
     const module = name.slice(0, -short.length - 1);
     return name.endsWith(`/${short}`) && (module.endsWith(base) || stem(module.slice(module.lastIndexOf('/') + 1)) === stem(base));

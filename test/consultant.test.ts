@@ -11,7 +11,8 @@ import { callGraph, diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { inPhase, type SearchNode } from '../src/consultant/search';
 import { measuring, nextCommand, sampledPaths, shellWord } from '../src/consultant/next-steps';
-import { OTHER_PATHS, PATHS_KEPT, SampledSeries } from '../src/session/series';
+import { leavesByFunction, OTHER_PATHS, PATHS_KEPT, sampledAt, SampledSeries } from '../src/session/series';
+import type { StackRecord } from '../src/agent/cpu-sampler';
 import { Session } from '../src/api';
 import { CLI, FIXTURES, lineRequests, ROOT } from './support/helpers';
 
@@ -126,6 +127,28 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // a batch is 100 records, each hashed once
   assert.ok(calls > 0 && calls % 100 === 0, JSON.stringify(m));
   assert.ok(m.find((x) => x.name === 'cpu_inclusive' && x.focus === '/Code/cpu-bound.js/hashRecord')!.total > 0, JSON.stringify(m));
+});
+
+test('stack samples by start line: a named function\'s counts again by "<key>@<line>" (an anonymous one has its line already); the hottest split by line only where one key was seen at two lines', () => {
+  const series = new SampledSeries(1, {});
+  const stacks: StackRecord[] = [
+    [['m/parse', 'm/main'], 6, true, [], '', [5, 1]],
+    [['m/parse', 'm/main'], 3, true, [], '', [6, 1]],
+    [['m/<anonymous>@9', 'm/run'], 2, false, [], '', [9, 8]],
+    // by inspector interrupt: no lines
+    [['m/run'], 1],
+  ];
+  series.record(0, { t: 1, counters: [], timers: [], scripts: 0, stacks, idle: 0 } as unknown as Parameters<SampledSeries['record']>[1]);
+  const st = series.stackSamples('main');
+  assert.deepEqual([...st.byLine.leaves].sort(), [['m/parse@5', 6], ['m/parse@6', 3]]);
+  assert.deepEqual([...st.byLine.own].sort(), [['m/parse@5', 6], ['m/parse@6', 3]]);
+  assert.deepEqual([...st.byLine.hits].sort(), [['m/main@1', 9], ['m/parse@5', 6], ['m/parse@6', 3], ['m/run@8', 2]]);
+  assert.deepEqual([sampledAt(st, 'hits', 'm/parse'), sampledAt(st, 'hits', 'm/parse', 6), sampledAt(st, 'hits', 'm/parse', 7), sampledAt(st, 'leaves', 'm/<anonymous>@9', 9)], [9, 3, 0, 2]);
+  assert.deepEqual(leavesByFunction(st).sort(), [['m/<anonymous>@9', 2], ['m/parse@5', 6], ['m/parse@6', 3], ['m/run', 1]]);
+  // by inspector interrupt alone (no lines): by the key
+  const interrupts = new SampledSeries(1, {});
+  interrupts.record(0, { t: 1, counters: [], timers: [], scripts: 0, stacks: [[['m/parse'], 4]] } as unknown as Parameters<SampledSeries['record']>[1]);
+  assert.equal(sampledAt(interrupts.stackSamples('main'), 'hits', 'm/parse', 6), 4);
 });
 
 test('sampled paths to a function: its innermost frame\'s nearest four callers, recursion folded, "…" where the stack went on; a second path only with a tenth of its samples; none from Node\'s code alone', () => {
@@ -467,6 +490,23 @@ test('CLI: bad diagnose arguments are one-line errors, before any target is touc
   assert.match(r.stderr, /usage: paranode diagnose \[options\] attach <pid>/);
 });
 
+
+test('functions that stack samples name alike (A.parse, B.parse, C.parse: `parse` in a frame) are told apart by the line they start at: each its own share of the thread, none another\'s', async () => {
+  // (before, each read the samples of all three: 0.99 of the thread each, C.parse a bottleneck)
+  const { diagnosis: d, session } = await diagnose({ command: [process.execPath, '--max-opt=0', 'same-names.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'] });
+  session.child!.kill();
+  const node = (c: string) => d.searchHistory.find((n) => n.focus === `/Code/same-names.js/${c}.parse`);
+  const [a, b, c] = ['A', 'B', 'C'].map(node);
+  assert.deepEqual([a?.state, b?.state, c?.state], ['true', 'true', 'false'], renderDiagnosis(d));
+  // A's loop does twice B's work; C's next to none
+  assert.ok(a!.value! > b!.value! && b!.value! >= 0.2 && c!.value! < 0.05, `A ${a!.value}, B ${b!.value}, C ${c!.value}`);
+  assert.ok(a!.value! + b!.value! + c!.value! <= 1.01, `A ${a!.value}, B ${b!.value}, C ${c!.value}: more than the thread`);
+  assert.deepEqual(d.bottlenecks.filter((x) => x.focus.endsWith('.parse')).map((x) => x.focus), ['/Code/same-names.js/A.parse', '/Code/same-names.js/B.parse']);
+  // the hottest functions: the two parse methods seen, each by its start line, A's first
+  const hot = d.hottest!.filter((h) => h.thread === 'main' && h.function.startsWith('same-names.js/parse'));
+  assert.deepEqual(hot.map((h) => h.function), ['same-names.js/parse@8', 'same-names.js/parse@9'], JSON.stringify(d.hottest));
+  assert.match(renderDiagnosis(d), /same-names\.js\/parse@8/);
+});
 
 test('a whole-program hypothesis with nothing to refine that holds again leaves the search complete: the event loop held in phases, the search complete once, before the second phase', async () => {
   // (under a 5 % limit the instrumentation's own cost flickers about its 5 % threshold: each new

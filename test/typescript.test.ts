@@ -11,6 +11,7 @@ import { diagnose } from '../src/consultant/diagnose';
 import { analyzeScript, lineIndex } from '../src/analysis/functions';
 import { sampleKey } from '../src/analysis/describe';
 import { FrameNames } from '../src/session/frame-names';
+import type { StackRecord } from '../src/agent/cpu-sampler';
 import { CLI, FIXTURES, Target, programOutput } from './support/helpers';
 
 const dir = path.join(FIXTURES, 'ts');
@@ -113,11 +114,16 @@ test('a frame of a source-mapped script, tagged with its position, is named as t
     const { line, column } = at(f.start);
     // V8 names these arrows by nothing, so the runtime by their line in the script
     assert.match(f.name, /^<anonymous>@/);
-    assert.equal(frames.name(`ts/hot-names.js/<anonymous>@${line}\u0001${js}\u0001${line}:${column}`), sampleKey(`${f.module}/${f.name}`));
+    const tagged = `ts/hot-names.js/<anonymous>@${line}\u0001${js}\u0001${line}:${column}`;
+    assert.equal(frames.name(tagged), sampleKey(`${f.module}/${f.name}`));
+    // its start line with it: the original's, as the analysis gives it (StackSamples.byLine)
+    const one: StackRecord[] = [[[tagged], 1, true, [], '', [line]]];
+    frames.nameStacks(one);
+    assert.deepEqual(one[0][5], [f.line]);
   }
   assert.equal(frames.name('ts/hot-names.js/<anonymous>@3'), 'ts/hot-names.js/<anonymous>@3');
   // a stack's frames once each after naming, its calls out named too
-  const stacks: [string[], number, boolean?, string[]?, string?][] = [[[`a.js/f\u0001${js}\u00019:0`, 'a.js/g'], 3, true, [`a.js/f\u0001${js}\u00019:0\0sort`]]];
+  const stacks: StackRecord[] = [[[`a.js/f\u0001${js}\u00019:0`, 'a.js/g'], 3, true, [`a.js/f\u0001${js}\u00019:0\0sort`]]];
   frames.nameStacks(stacks);
   assert.ok(!stacks[0][0][0].includes('\u0001') && !stacks[0][3]![0].includes('\u0001'), JSON.stringify(stacks));
   assert.equal(stacks[0][3]![0], `${stacks[0][0][0]}\0sort`);

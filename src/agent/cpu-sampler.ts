@@ -50,17 +50,22 @@ export function cpuProfWanted(): boolean {
 }
 
 /**
- * One window of samples (see CpuSampler.take): each stack of kept frames with
- * its count, whether the innermost kept frame was the innermost frame of
- * all, its own code running (not a built-in, Node's code or a native it called),
- * the calls out of the program on it: "<kept frame>\0<name>" where the
- * frame just inside a kept frame is not kept (Node's `createHash` called by a
- * program function), each once; and, where the innermost frame of all is
- * Node's (its JavaScript or a native), that frame's key (see NodeFrameKey),
- * so Node's own functions have self time of their own as in V8's profiles.
+ * A stack of kept frames (innermost first) with its count; where V8's profiler
+ * took it: whether the innermost kept frame was the innermost frame of all, its
+ * own code running (not a built-in, Node's code or a native it called); the calls
+ * out of the program on it: "<kept frame>\0<name>" where the frame just inside a
+ * kept frame is not kept (Node's `createHash` called by a program function), each
+ * once; where the innermost frame of all is Node's (its JavaScript or a native),
+ * that frame's key (see nodeFrameKey, '' where not), so Node's own functions have
+ * self time of their own as in V8's profiles; and the line each kept frame's
+ * function starts at, which tells apart the functions a module has by one name
+ * (typescript.js has 8,447 such: `A.parse` and `B.parse` are both `parse` in a frame).
  */
+export type StackRecord = [string[], number, boolean?, string[]?, string?, number[]?];
+
+/** One window of samples (see CpuSampler.take). */
 export interface Window {
-  stacks: [string[], number, boolean, string[], string?][]; samples: number; idle: number;
+  stacks: StackRecord[]; samples: number; idle: number;
   /** samples in paranode's module preparation below the program's innermost frame */
   tool: number;
   /** the sampling interval of this window (µs), where it is not SAMPLE_INTERVAL_US (see DEFAULT_SAMPLING_BUDGET) */
@@ -245,6 +250,7 @@ export class CpuSampler {
       samples += count;
       if (byId.get(id)!.callFrame.functionName === '(idle)') idle += count;
       const stack: string[] = [];
+      const lines: number[] = [];
       const calls = new Set<string>();
       // the frame just inside the one at hand: its name, if it is not the program's
       let inside: string | null = null;
@@ -261,17 +267,17 @@ export class CpuSampler {
         if (key !== null && inside) calls.add(`${key}\0${inside}`);
         inside = key === null && f.functionName && !f.functionName.startsWith('(') ? f.functionName : null;
         // recursion: a function once per stack, at its innermost frame
-        if (key !== null && !stack.includes(key)) stack.push(key);
+        if (key !== null && !stack.includes(key)) { stack.push(key); lines.push(f.lineNumber + 1); }
       }
       if (ours) { tool += count; continue; }
       const inner = byId.get(id)!.callFrame;
       const own = stack.length > 0 && !!inner.url && keyOf(id, inner) === stack[0];
       const node = own || handler ? null : nodeFrameKey(inner.url, inner.functionName);
       const callsOut = [...calls].sort();
-      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '');
+      const k = stack.join('\n') + (own ? '\n' : '') + '\t' + callsOut.join('\t') + '\t' + (node ?? '') + '\t' + lines.join(',');
       const e = out.get(k);
       if (e) e[1] += count;
-      else out.set(k, node ? [stack, count, own, callsOut, node] : [stack, count, own, callsOut]);
+      else out.set(k, [stack, count, own, callsOut, node ?? '', lines]);
     }
     return { stacks: [...out.values()], samples, idle, tool };
   }

@@ -19,7 +19,7 @@ import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
-import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, type Window } from './cpu-sampler';
+import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, type StackRecord, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
@@ -1093,7 +1093,7 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: [string[], number, boolean?, string[]?, string?][]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];

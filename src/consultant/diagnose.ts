@@ -2,7 +2,7 @@
 // is complete (or a duration, the target's exit, or stop()), and return the
 // ranked diagnosis. The target is detached from (left running) at the end.
 import { Session, SessionOptions } from '../session/session';
-import { busySamples } from '../session/series';
+import { busySamples, leavesByFunction } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted, ParanodeError } from '../session/errors';
 import { MdlLibrary } from '../mdl/library';
@@ -79,7 +79,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
       const key = sampleKey(codeOf(n.focus)!);
       // less the time a timer found in functions V8 may have inlined into it (their samples are its)
       const inlined = c.nodes.filter((m) => m.state === 'true' && m.inlinedInto === key && threadLabel(m.focus) === threadLabel(n.focus)).reduce((a, m) => a + (m.value ?? 0), 0);
-      return Math.max(0, (st.leaves.get(key) ?? 0) / busySamples(st) - inlined);
+      return Math.max(0, c.samplesOf(st, 'leaves', codeOf(n.focus)!) / busySamples(st) - inlined);
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? (s.fate ? null : target) : { command: target.command, cwd: opts.cwd });
@@ -110,7 +110,7 @@ function hottestFunctions(s: Session): Hottest[] {
     if (!st.samples) continue;
     const busy = busySamples(st);
     const by = st.profiled ? 'profiler' : 'interrupt';
-    for (const [i, [fn, n]] of top([...st.leaves]).entries()) {
+    for (const [i, [fn, n]] of top(leavesByFunction(st)).entries()) {
       const paths = i < HOTTEST_PATHS ? sampledPaths(st, fn).slice(0, 1) : [];
       out.push({ thread, function: fn, self: n / busy, samples: busy, by, ...(paths.length ? { paths } : {}) });
     }

@@ -67,7 +67,6 @@ export interface Diagnosis {
   sampling?: string[];
 }
 
-/** One of a thread's hottest functions by its own code, from the stack samples. */
 /**
  * One of a thread's hottest functions: `self` of `samples` stack samples had it
  * innermost; by V8's profiler those are the busy thread's samples, by inspector
@@ -75,7 +74,11 @@ export interface Diagnosis {
  */
 export interface Hottest {
   thread: string;
-  /** "<module>/<function>"; Node's own code as "node:<module>/<function>", or "(native)/<function>" for code without a script */
+  /**
+   * "<module>/<function>" (a method by its own name; "<module>/<function>@<line>", its start line, where
+   * the samples saw two functions of that name in the module); Node's own code as
+   * "node:<module>/<function>", or "(native)/<function>" for code without a script
+   */
   function: string;
   self: number;
   samples: number;

@@ -11,7 +11,7 @@
 // test is taken out again (the cost-system paper, section 5).
 import { EventEmitter } from 'events';
 import type { Session } from '../session/session';
-import { busySamples, type StackSamples } from '../session/series';
+import { busySamples, sampledAt, type StackSamples } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
@@ -233,8 +233,9 @@ export class PerformanceConsultant extends EventEmitter {
       const own = (k: string) => st.own.get(k) ?? 0;
       const self = sampleKey(`${r.module}/${r.function}`);
       const around = [...callersOf(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
-      const keys = new Set([self, ...around, ...anonymousOf(st.own, r.module)]);
-      return [...keys].reduce((a, k) => a + own(k), 0) / st.samples;
+      const keys = new Set([...around, ...anonymousOf(st.own, r.module)]);
+      keys.delete(self);
+      return [...keys].reduce((a, k) => a + own(k), this.samplesOf(st, 'own', `${r.module}/${r.function}`)) / st.samples;
     };
   }
 
@@ -608,11 +609,37 @@ export class PerformanceConsultant extends EventEmitter {
     } else if (this.isFunction(n)) {
       await this.refineInside(n, (await this.functions()).filter((r) => r.thread === label), join);
     } else if (this.level(n) === 'module') {
-      for (const r of (await this.functionsOf(code.slice(6))).filter((x) => x.thread === label)) {
+      const fns = (await this.functionsOf(code.slice(6))).filter((x) => x.thread === label);
+      this.noteSharedKeys(fns);
+      for (const r of fns) {
         const f = join(`/Code/${r.module}/${r.function}`);
         if (fresh(f)) this.add(n, h, f, `${r.module}:${r.line}`);
       }
     }
+  }
+
+  /**
+   * "<module>/<function>" -> its start line, for the functions whose stack samples'
+   * key (sampleKey) another function of their module has: `A.parse` and `B.parse`
+   * are both `parse` in a frame, and read each other's samples unless told apart
+   * by line (StackSamples.byLine).
+   */
+  private readonly sharedKeys = new Map<string, number>();
+
+  /** One module's functions (of one thread): note those that share a sample key (sharedKeys). */
+  private noteSharedKeys(fns: Fn[]): void {
+    const byKey = new Map<string, Fn[]>();
+    for (const f of fns) {
+      const k = sampleKey(`${f.module}/${f.function}`);
+      const g = byKey.get(k);
+      if (g) g.push(f); else byKey.set(k, [f]);
+    }
+    for (const g of byKey.values()) if (g.length > 1) for (const f of g) this.sharedKeys.set(`${f.module}/${f.function}`, f.line);
+  }
+
+  /** @internal A function's samples in one of a thread's counts, by its start line where its key is shared (sharedKeys). */
+  samplesOf(st: StackSamples, which: 'hits' | 'leaves' | 'own', code: string): number {
+    return sampledAt(st, which, sampleKey(code), this.sharedKeys.get(code));
   }
 
   /**
@@ -646,7 +673,7 @@ export class PerformanceConsultant extends EventEmitter {
     // too few samples to judge yet: asked again at the next step
     if (st.samples < samplesNeeded(st)) { this.refined.delete(n.id); return; }
     const code = codeOf(n.focus)!;
-    const self = (st.leaves.get(sampleKey(code)) ?? 0) / busySamples(st);
+    const self = this.samplesOf(st, 'leaves', code) / busySamples(st);
     if (self < n.threshold / 2) return;
     const fn = fns.find((f) => `${f.module}/${f.function}` === code);
     if (!fn) return;
@@ -677,7 +704,7 @@ export class PerformanceConsultant extends EventEmitter {
     const label = threadLabel(n.focus);
     const code = codeOf(n.focus)!;
     const st = this.session.stackSamples(label);
-    return { samples: st.samples, hits: st.hits.get(this.isFunction(n) ? sampleKey(code) : `${code}/`) ?? 0, thread: `${this.session.pid}/${label}` };
+    return { samples: st.samples, hits: this.isFunction(n) ? this.samplesOf(st, 'hits', code) : st.hits.get(`${code}/`) ?? 0, thread: `${this.session.pid}/${label}` };
   }
 
   /**
@@ -707,7 +734,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (!now) return 'wait';
     if (st.samples < samplesNeeded(st)) return 'wait';
     const code = codeOf(n.focus)!;
-    const hits = st.hits.get(level === 'function' ? sampleKey(code) : `${code}/`) ?? 0;
+    const hits = level === 'function' ? this.samplesOf(st, 'hits', code) : st.hits.get(`${code}/`) ?? 0;
     // a share of the samples that found the thread busy, as a timer test's share of the CPU time it got
     const ofCpu = h.codeShareOfCpu && st.profiled && st.samples > st.idle;
     const base = ofCpu ? busySamples(st) : st.samples;

@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import { moduleNameOf } from '../analysis/module-name';
 import { loadSourceMap, originalPosition, sourceMapAt, type SourceMap } from '../analysis/sourcemap';
+import type { StackRecord } from '../agent/cpu-sampler';
 
 const TAG = '\u0001';
 
@@ -15,8 +16,8 @@ export class FrameNames {
   private readonly maps = new Map<string, SourceMap | null>();
   /** the files the runtime was told of (newlyMapped) */
   private readonly told = new Set<string>();
-  /** tagged key -> name */
-  private readonly names = new Map<string, string>();
+  /** tagged key -> name, and its function's start line in the original where the map gives it */
+  private readonly names = new Map<string, { name: string; line?: number }>();
 
   constructor(private readonly cwd: string) {}
 
@@ -47,30 +48,47 @@ export class FrameNames {
 
   /** A stack sample's key named by its map where the runtime tagged it; others as they are. */
   name(key: string): string {
+    return this.named(key)?.name ?? key;
+  }
+
+  /** A tagged key's name and the line its function starts at in the original (undefined: not tagged). */
+  private named(key: string): { name: string; line?: number } | undefined {
     const at = key.indexOf(TAG);
-    if (at < 0) return key;
+    if (at < 0) return undefined;
     let named = this.names.get(key);
     if (named === undefined) this.names.set(key, (named = this.byMap(key.slice(0, at), key.slice(at + 1))));
     return named;
   }
 
-  private byMap(plain: string, tag: string): string {
+  private byMap(plain: string, tag: string): { name: string; line?: number } {
     const [file, position] = tag.split(TAG);
     // (a file the runtime tagged itself, having prepared it: its map read now)
     const map = this.mapOf(file);
     const [line, column] = (position ?? '').split(':').map(Number);
     const o = map && Number.isInteger(line) && Number.isInteger(column) ? originalPosition(map, line, column) : null;
-    if (!o) return plain;
+    if (!o) return { name: plain };
     const name = plain.slice(plain.lastIndexOf('/') + 1);
     // an anonymous function by the line it starts at in the original, as the analysis names it
-    return `${moduleNameOf(o.source, this.cwd)}/${name.startsWith('<anonymous>@') ? `<anonymous>@${o.line}` : name}`;
+    return { name: `${moduleNameOf(o.source, this.cwd)}/${name.startsWith('<anonymous>@') ? `<anonymous>@${o.line}` : name}`, line: o.line };
   }
 
-  /** Every key of a sample's stacks named (a function once per stack, at its innermost frame, as before). */
-  nameStacks(stacks: [string[], number, boolean?, string[]?, string?][]): void {
+  /**
+   * Every key of a sample's stacks named (a function once per stack, at its innermost frame, as
+   * before), and its start line with it: the original's, as the analysis gives its functions.
+   */
+  nameStacks(stacks: StackRecord[]): void {
     for (const s of stacks) {
       if (!s[0].some((k) => k.includes(TAG)) && !s[3]?.some((c) => c.includes(TAG))) continue;
-      s[0] = [...new Set(s[0].map((k) => this.name(k)))];
+      const keys: string[] = [], lines: number[] = [];
+      s[0].forEach((k, i) => {
+        const n = this.named(k);
+        const name = n?.name ?? k;
+        if (keys.includes(name)) return;
+        keys.push(name);
+        lines.push(n?.line ?? s[5]?.[i] ?? 0);
+      });
+      s[0] = keys;
+      if (s[5]) s[5] = lines;
       if (s[3]) s[3] = s[3].map((c) => { const cut = c.indexOf('\0'); return this.name(c.slice(0, cut)) + c.slice(cut); });
     }
   }

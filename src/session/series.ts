@@ -49,6 +49,14 @@ export interface StackSamples {
    * the function was on the stack with those callers below it (its innermost frame)
    */
   callers: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /**
+   * V8's profiler only: `hits`, `leaves` and `own` again for the named functions, by
+   * "<module>/<name>@<line>" (the line the function starts at; anonymous ones have
+   * theirs in their key already). A module's functions of one name (marked's two
+   * `lex`; `A.parse` and `B.parse`, both `parse` in a frame) are one key above; here,
+   * one each. See sampledAt.
+   */
+  byLine: { hits: ReadonlyMap<string, number>; leaves: ReadonlyMap<string, number>; own: ReadonlyMap<string, number> };
 }
 
 /** How many callers of a function the stack samples keep per path (StackSamples.callers). */
@@ -78,8 +86,44 @@ export function busySamples(st: StackSamples): number {
   return st.profiled && st.samples > st.idle ? st.samples - st.idle : st.samples;
 }
 
-interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Map<string, number>; leaves: Map<string, number>; own: Map<string, number>; calls: Map<string, number>; node: Map<string, Map<string, number>>; above: Map<string, Set<string>>; callers: Map<string, Map<string, number>> }
-const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), node: new Map(), above: new Map(), callers: new Map() });
+type Counts = Map<string, number>;
+interface Stacks { samples: number; idle: number; tool: number; profiled: boolean; hits: Counts; leaves: Counts; own: Counts; calls: Counts; node: Map<string, Counts>; above: Map<string, Set<string>>; callers: Map<string, Counts>; byLine: { hits: Counts; leaves: Counts; own: Counts } }
+const emptyStacks = (): Stacks => ({ samples: 0, idle: 0, tool: 0, profiled: false, hits: new Map(), leaves: new Map(), own: new Map(), calls: new Map(), node: new Map(), above: new Map(), callers: new Map(), byLine: { hits: new Map(), leaves: new Map(), own: new Map() } });
+
+/** A named function's key with its start line (StackSamples.byLine); null for an anonymous one (its key has its line). */
+function keyAt(key: string, line: number | undefined): string | null {
+  return line === undefined || key.startsWith('<anonymous>@', key.lastIndexOf('/') + 1) ? null : `${key}@${line}`;
+}
+
+/**
+ * Samples of a function in one of StackSamples' counts: by its start line where
+ * `line` is given (its module has another function its samples' key names: see
+ * StackSamples.byLine) and V8's profiler took them, else by its key (interrupt
+ * samples have no lines).
+ */
+export function sampledAt(st: StackSamples, which: 'hits' | 'leaves' | 'own', key: string, line?: number): number {
+  const at = st.profiled ? keyAt(key, line) : null;
+  return (at === null ? st[which].get(key) : st.byLine[which].get(at)) ?? 0;
+}
+
+/**
+ * A thread's sampled functions by their own code (StackSamples.leaves), those of
+ * one key seen at two start lines or more (two functions of one name in a module)
+ * each by "<key>@<line>", with their samples.
+ */
+export function leavesByFunction(st: StackSamples): [string, number][] {
+  const lines = new Map<string, [string, number][]>();
+  for (const [at, n] of st.byLine.leaves) {
+    const key = at.slice(0, at.lastIndexOf('@'));
+    let l = lines.get(key);
+    if (!l) lines.set(key, (l = []));
+    l.push([at, n]);
+  }
+  return [...st.leaves].flatMap(([key, n]): [string, number][] => {
+    const l = lines.get(key);
+    return l && l.length > 1 ? l : [[key, n]];
+  });
+}
 
 /** The callers of the frame at `i` (innermost first) as StackSamples.callers keys them: consecutive repeats folded. */
 function callersKey(stack: string[], i: number): string {
@@ -126,7 +170,7 @@ export class SampledSeries {
       if (!st) this.stacks.set(label, (st = emptyStacks()));
       if (s.idle !== undefined) { st.idle += s.idle; st.profiled = true; }
       if (s.tool) { st.tool += s.tool; st.samples += s.tool; }
-      for (const [stack, n, own, calls, node] of s.stacks) this.recordStack(st, stack, n, own, calls, node);
+      for (const [stack, n, own, calls, node, lines] of s.stacks) this.recordStack(st, stack, n, own, calls, node, lines);
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
@@ -206,8 +250,14 @@ export class SampledSeries {
   }
 
   /** `n` samples of one stack, innermost function first. */
-  private recordStack(st: Stacks, stack: string[], n: number, own = false, calls: string[] = [], node?: string): void {
+  private recordStack(st: Stacks, stack: string[], n: number, own = false, calls: string[] = [], node?: string, lines?: number[]): void {
     st.samples += n;
+    const add = (m: Counts, k: string | null) => { if (k !== null) m.set(k, (m.get(k) ?? 0) + n); };
+    if (lines) {
+      stack.forEach((f, i) => add(st.byLine.hits, keyAt(f, lines[i])));
+      if (stack.length) add(st.byLine.leaves, keyAt(stack[0], lines[0]));
+      if (own && stack.length) add(st.byLine.own, keyAt(stack[0], lines[0]));
+    }
     for (const c of calls) st.calls.set(c, (st.calls.get(c) ?? 0) + n);
     if (node) {
       let by = st.node.get(node);

@@ -8,7 +8,7 @@ import { moduleNameOf } from '../analysis/module-name';
 import { mapSources } from '../analysis/sourcemap';
 import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
-import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
+import { SAMPLE_INTERVAL_US, type StackRecord } from '../agent/cpu-sampler';
 import { namesWholeModules } from '../agent/builtins';
 import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
@@ -33,8 +33,8 @@ export interface Sample { t: number; counters: [string, number][]; timers: [stri
   queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
   /** the thread values count from the thread's start (watched since before its first line) */
   fromStart?: boolean;
-  /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, whether the innermost function's own code ran */
-  stacks?: [string[], number, boolean?, string[]?, string?][];
+  /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, more (see StackRecord) */
+  stacks?: StackRecord[];
   /** present where V8's profiler took the stacks: how many of them found the event loop idle */
   idle?: number;
   /** of the stack samples, those in paranode's module preparation below the program's innermost frame */
