@@ -234,7 +234,9 @@ test('ui --max-overhead: a request taken out over the limit stays on the page wi
   const page = await openPage(url);
   await page.click('#tab-resources');
   const row = '#enabled [data-key="procedure_calls@/Code/launch-priced.js/inner"]';
-  await page.waitForSelector(`${row}.stopped`);
+  await page.waitForSelector(`${row}.stopped`).catch(async (e: Error) => {
+    throw new Error(`${e.message}\nthe page's rows: ${await page.innerHTML('#enabled').catch(() => '?')}\nparanode's stderr:\n${stderr()}`);
+  });
   assert.equal(await page.getAttribute(row, 'data-total'), '100');
   assert.match(await page.textContent(`${row} .warn`) ?? '', /^taken out: metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after [\d.]+ s: its predicted cost/);
   await page.click('#tab-histograms');

@@ -21,14 +21,17 @@ export interface LaunchItem {
   takeOut(why: string): Promise<void>;
 }
 
-/** how many more pricings a request priced at no point gets before only new code prices it again */
-const UNPLACED_TRIES = 5;
+/** the longest wait before a request priced at no point is priced again (the wait doubles from gapMs) */
+const UNPLACED_MAX_GAP_MS = 30_000;
 
 export class LaunchPricing {
   private readonly inPlace: LaunchItem[];
   private readonly last = new Map<LaunchItem, Prediction>();
-  /** items priced at no point yet, and how often: their code may be loaded but not yet listed, with no more code to come */
-  private readonly unplaced = new Map<LaunchItem, number>();
+  /**
+   * items priced at no point yet, and when to price them again: their code may be loaded but
+   * not yet listed, with no more code to come to set off a pricing (CI's Node 26, loaded, twice)
+   */
+  private readonly unplaced = new Map<LaunchItem, { gapMs: number; at: number }>();
   // (code announced before this was made, launching, is priced at the first sample)
   private dirty = true;
   private closed = false;
@@ -52,9 +55,11 @@ export class LaunchPricing {
     await this.running;
   }
 
-  /** Price again when code loaded since the last pricing (at most once per gapMs). */
+  /** Price again when code loaded since the last pricing, or a request priced at no point is due (at most once per gapMs). */
   check(): Promise<void> {
-    if (this.closed || this.running || !this.dirty || performance.now() - this.lastMs < this.gapMs) return this.running ?? Promise.resolve();
+    const now = performance.now();
+    const due = this.dirty || [...this.unplaced.values()].some((u) => now >= u.at);
+    if (this.closed || this.running || !due || now - this.lastMs < this.gapMs) return this.running ?? Promise.resolve();
     this.dirty = false;
     this.lastMs = performance.now();
     this.running = this.priceAll().finally(() => { this.running = undefined; });
@@ -75,10 +80,12 @@ export class LaunchPricing {
       }
       const first = p.points > 0 && !(this.last.get(item)?.points);
       this.last.set(item, p);
-      // (priced again at the next sample, a few times: CI's Node 26 listed a program's one module
-      // after the pricing its load set off, and nothing loaded after it to price the request again)
-      const tries = this.unplaced.get(item) ?? 0;
-      if (p.points === 0 && tries < UNPLACED_TRIES) { this.unplaced.set(item, tries + 1); this.dirty = true; }
+      // (priced again after a wait that doubles: CI's Node 26 listed a program's one module after
+      // the pricing its load set off, and nothing loaded after it to price the request again)
+      if (p.points === 0) {
+        const gapMs = Math.min(UNPLACED_MAX_GAP_MS, 2 * (this.unplaced.get(item)?.gapMs ?? this.gapMs / 2));
+        this.unplaced.set(item, { gapMs, at: performance.now() + gapMs });
+      } else this.unplaced.delete(item);
       if (this.closed) return;
       if (spent + p.cost <= this.limit) {
         spent += p.cost;
