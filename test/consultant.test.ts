@@ -249,11 +249,12 @@ test("V8's stack samples name the built-in a program function is in: derive's pb
     await s.watchThreads({ stacks: true });
     let st = s.stackSamples('main');
     while (st.samples - st.idle < 200) { await s.sample(); st = s.stackSamples('main'); }
-    const busy = st.samples - st.idle;
     const derive = st.calls.get('builtin-calls.js/derive\0pbkdf2Sync') ?? 0;
-    // the loop does little else: derive's call holds most of the busy samples
-    assert.ok(derive / busy > 0.6, `${derive} of ${busy}: ${JSON.stringify([...st.calls])}`);
-    assert.ok(derive <= (st.hits.get('builtin-calls.js/derive') ?? 0));
+    const hits = (f: string) => st.hits.get(`builtin-calls.js/${f}`) ?? 0;
+    // derive does little else than its call, and the program little else than derive (not a share of
+    // all busy samples: this loop of reads is the tool's time in the thread too, 40 % of it on CI's Node 26)
+    assert.ok(derive <= hits('derive') && derive > 0.9 * hits('derive'), `${derive} of derive's ${hits('derive')}: ${JSON.stringify([...st.calls])}`);
+    assert.ok(hits('derive') > 5 * hits('light'), `derive ${hits('derive')}, light ${hits('light')}`);
     assert.ok(![...st.calls.keys()].some((k) => k.endsWith('\0pbkdf2Sync') && k !== 'builtin-calls.js/derive\0pbkdf2Sync'), JSON.stringify([...st.calls]));
   } finally {
     await s.detach().catch(() => undefined);
