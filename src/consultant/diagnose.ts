@@ -76,10 +76,11 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     const selfShare = (n: SearchNode) => {
       const st = s.stackSamples(threadLabel(n.focus));
       if (!st.samples) return undefined;
-      const key = sampleKey(codeOf(n.focus)!);
+      const code = codeOf(n.focus)!;
+      const key = sampleKey(code);
       // less the time a timer found in functions V8 may have inlined into it (their samples are its)
       const inlined = c.nodes.filter((m) => m.state === 'true' && m.inlinedInto === key && threadLabel(m.focus) === threadLabel(n.focus)).reduce((a, m) => a + (m.value ?? 0), 0);
-      return Math.max(0, c.samplesOf(st, 'leaves', codeOf(n.focus)!) / busySamples(st) - inlined);
+      return Math.max(0, c.samplesOf(st, 'leaves', code) / busySamples(st) - inlined);
     };
     const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? (s.fate ? null : target) : { command: target.command, cwd: opts.cwd });

@@ -232,8 +232,8 @@ export class PerformanceConsultant extends EventEmitter {
       if (!st.profiled || st.samples < samplesNeeded(st)) return undefined;
       const own = (k: string) => st.own.get(k) ?? 0;
       const self = sampleKey(`${r.module}/${r.function}`);
-      const around = [...callersOf(`${r.thread}\0${self}`) ?? []].filter((k) => k !== self);
-      const keys = new Set([...around, ...anonymousOf(st.own, r.module)]);
+      // its callers and the module's anonymous functions by key, itself by its line where its key is shared
+      const keys = new Set([...callersOf(`${r.thread}\0${self}`) ?? [], ...anonymousOf(st.own, r.module)]);
       keys.delete(self);
       return [...keys].reduce((a, k) => a + own(k), this.samplesOf(st, 'own', `${r.module}/${r.function}`)) / st.samples;
     };

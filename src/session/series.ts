@@ -255,8 +255,9 @@ export class SampledSeries {
     const add = (m: Counts, k: string | null) => { if (k !== null) m.set(k, (m.get(k) ?? 0) + n); };
     if (lines) {
       stack.forEach((f, i) => add(st.byLine.hits, keyAt(f, lines[i])));
-      if (stack.length) add(st.byLine.leaves, keyAt(stack[0], lines[0]));
-      if (own && stack.length) add(st.byLine.own, keyAt(stack[0], lines[0]));
+      const inner = stack.length ? keyAt(stack[0], lines[0]) : null;
+      add(st.byLine.leaves, inner);
+      if (own) add(st.byLine.own, inner);
     }
     for (const c of calls) st.calls.set(c, (st.calls.get(c) ?? 0) + n);
     if (node) {
