@@ -8,7 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
-import { SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
+import { CpuSampler, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
+import { ObservedCostWatch } from '../src/cli/cost-limit';
 import { SWITCH_GAP_MS } from '../src/agent/runtime';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
@@ -316,7 +317,7 @@ test('attach --max-overhead: a probe, call-path profile or metric request predic
   assert.equal(await closed, 0, err2);
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as { metrics: { name: string; focus: string; total: number }[]; notes: string[] };
   assert.deepEqual(out.metrics.map((m) => [m.name, m.focus.replace(/\/Process\/.*/, '/Process'), m.total]), [['procedure_calls', '/Code/busy.js/inner', 1000], ['hits', '/Process', 1000]]);
-  assert.ok(out.notes.some((n) => /^observed cost: at most [\d.]+% of a thread in a 2-s window \(--max-overhead 50\.0%\)$/.test(n)), out.notes.join('\n'));
+  assert.ok(out.notes.some((n) => /^observed cost: at most [\d.]+% of the time a thread could run in a 2-s window \(--max-overhead 50\.0%\)$/.test(n)), out.notes.join('\n'));
 });
 
 /** paranode run on launch-priced.js with stdin piped to it: what it said, once it has said each of `until` */
@@ -386,4 +387,64 @@ test('run --max-overhead: requests placed at launch are priced as the code loads
   for (const what of ['probe /Code/launch-priced.js/inner.entry: hits++', 'call-path profile of /Code/launch-priced.js/*', 'metric request procedure_calls@/Code/launch-priced.js/inner']) {
     assert.ok(out2.notes.some((n) => n.startsWith(`${what}: predicted cost `) && n.endsWith('over the code loaded, under --max-overhead 50.0%')), out2.notes.join('\n'));
   }
+});
+
+test('the observed cost of a thread that waits for its core is a share of the time it could run (wall time less its waits), not of the wall clock', async (t) => {
+  await calibration();
+  // the target and a busy sibling on one core: the target runs about half the time
+  const core = String(os.cpus().length - 1);
+  const sibling = spawn('taskset', ['-c', core, process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  t.after(() => sibling.kill());
+  const { session: s, manager: mm } = await MetricManager.launch(['taskset', '-c', core, process.execPath, path.join(FIXTURES, 'busy.js')], [],
+    { stdio: 'pipe', cwd: FIXTURES, probes: ['/Code/busy.js/inner.entry: c++'] });
+  t.after(() => s.child?.kill());
+  const request = lineRequests(s.child!);
+  await request('', /ready/);
+  const cost = await mm.enable('observed_cost');
+  const wait = await mm.enable('cpu_wait');
+  const watch = new ObservedCostWatch(cost, 0, () => undefined, 1, wait);
+  // the same totals as the watch reads, at the same samples (this listener runs right after its)
+  const seen: { t: number; cost: number; wait: number }[] = [];
+  const one = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const onSample = () => {
+    watch.check(() => []);
+    seen.push({ t: performance.now() / 1000, cost: one(cost.threadTotals()), wait: one(wait.threadTotals()) });
+  };
+  s.on('sample', onSample);
+  await request('spin 4000', /spinning/);
+  s.startSampling(100);
+  await request('', /spun/);
+  s.stopSampling();
+  s.off('sample', onSample);
+  // the watch's first window: from the first sample to the first one a second or more later
+  const w0 = seen[0], w1 = seen.find((x) => x.t - w0.t >= 1)!;
+  const dt = w1.t - w0.t, waited = w1.wait - w0.wait, spent = w1.cost - w0.cost;
+  assert.ok(waited > 0.25 * dt, `waited ${waited} s of ${dt} s: the sibling shares the core`);
+  const expected = spent / (dt - waited);
+  assert.ok(Math.abs(watch.highestShare - expected) <= 0.02 * expected || watch.highestShare > expected, `${watch.highestShare} against ${expected}`);
+  assert.ok(watch.highestShare > 1.3 * spent / dt, `${watch.highestShare}: the share of wall time is ${spent / dt}`);
+  await s.detach();
+});
+
+test("the stack samples' budget is a share of the time the thread could run: a thread that waited for its core pays for them out of less, and V8 samples it less often", () => {
+  const deep = (n: number): number => (n === 0 ? Math.sqrt(performance.now()) : deep(n - 1) + 1);
+  const notes = (readyShare: number): string[] => {
+    const said: string[] = [];
+    const t0 = performance.now();
+    const sampler = new CpuSampler((_url, name) => name || null, () => false, (n) => said.push(n), 0.01, undefined, () => readyShare * (performance.now() - t0));
+    assert.ok(sampler.start());
+    for (let w = 0; w < 35; w++) {
+      const end = performance.now() + 100;
+      while (performance.now() < end) deep(30);
+      sampler.take();
+    }
+    sampler.stop();
+    return said;
+  };
+  // a window of this thread's shallow samples costs well under 1 % of its time...
+  assert.deepEqual(notes(0), []);
+  // ...and well over it when the thread could run a tenth of it
+  const slower = notes(0.9);
+  assert.equal(slower.length, 1, slower.join('\n'));
+  assert.match(slower[0], /^stack samples: reading them took [\d.]+ % of the thread's time .*V8 samples it every (20|30|40) ms from now on \(was 10 ms\)/);
 });

@@ -18,6 +18,7 @@
 // cost 100-230 ms at once (tried 2026-11-28: the thread's share the same, in bursts).
 import * as inspector from 'inspector';
 import { lastPart } from './no-regexp';
+import { runnableTime } from './runnable-time';
 
 /** V8's sampling interval: 100 samples a second per thread */
 export const SAMPLE_INTERVAL_US = 10_000;
@@ -107,6 +108,8 @@ export class CpuSampler {
   /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
   private spent = 0;
   private since = 0;
+  /** readyMs() at `since` */
+  private readySince = 0;
   private lastShare = 0;
   private overBefore = 0;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
@@ -115,10 +118,13 @@ export class CpuSampler {
    * @param isTool whether a script is paranode's code that prepares modules as they load
    *   (the load hooks, the rewrite, the parser): a sample whose innermost program frame
    *   called into it was the tool's time, not the program's
+   * @param readyMs the time (ms) the thread has waited for a CPU while ready to run: the budget
+   *   is a share of the time it could run (runnable-time.ts; a loaded server sharing its core
+   *   paid 4.4 % of what it ran for a budget of 2.5 %)
    */
   constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false,
     private readonly note: (text: string) => void = () => undefined, private readonly budget = DEFAULT_SAMPLING_BUDGET,
-    private readonly cpuMs: () => number = processCpuMs) {}
+    private readonly cpuMs: () => number = processCpuMs, private readonly readyMs: () => number = () => 0) {}
 
   /**
    * Start sampling; false where this thread has no inspector to sample with, or
@@ -148,6 +154,7 @@ export class CpuSampler {
       this.post = post;
       inspector.console.profile(this.title(this.window));
       this.since = performance.now();
+      this.readySince = this.readyMs();
       return true;
     } catch {
       this.stop();
@@ -196,9 +203,11 @@ export class CpuSampler {
     // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
     // requires) is not its run
     this.spent += cost;
-    if (next !== interval) { this.spent = 0; this.since = t1; this.lastShare = this.overBefore = 0; }
+    if (next !== interval) { this.spent = 0; this.since = t1; this.readySince = this.readyMs(); this.lastShare = this.overBefore = 0; }
     else if (t1 - this.since >= 1000) {
-      const share = this.spent / (t1 - this.since);
+      const ready = this.readyMs();
+      const share = this.spent / runnableTime(t1 - this.since, ready - this.readySince);
+      this.readySince = ready;
       this.lastShare = Math.min(share, this.overBefore);
       this.overBefore = share;
       this.spent = 0;

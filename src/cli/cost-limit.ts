@@ -6,6 +6,8 @@
 // limit is said (once), with what the tool measured.
 import type { Calibration } from '../cost/calibration';
 import { predictPlan, Prediction } from '../cost/predict';
+import { runnableTime } from '../agent/runnable-time';
+import { waitTotals } from '../cost/runnable-share';
 import type { ProbeRequest } from '../instrument/probe';
 import type { Plan } from '../mdl/evaluate';
 import type { MetricInstance, MetricManager } from '../metrics/manager';
@@ -73,32 +75,40 @@ export async function pricedRequests(mm: MetricManager, requests: { metric: stri
  * place; at the end, the highest window is noted.
  */
 export class ObservedCostWatch {
-  private last?: { t: number; totals: Map<string, number> };
+  private last?: { t: number; totals: Map<string, number>; waits: Map<string, number> };
   private highest = 0;
   private warned = false;
+  /** @param wait each thread's waits for a CPU (cpu_wait): the cost is a share of the time it could run (runnable-share.ts) */
   constructor(private readonly inst: MetricInstance, private readonly limit: number, private readonly say: (line: string) => void,
-    private readonly windowS = 2) {}
+    private readonly windowS = 2, private readonly wait?: MetricInstance) {}
 
   /** After each sample. */
   check(requests: () => string[]): void {
     const t = performance.now() / 1000;
     const totals = this.inst.threadTotals();
-    if (!this.last) { this.last = { t, totals }; return; }
+    const waits = waitTotals(this.wait);
+    if (!this.last) { this.last = { t, totals, waits }; return; }
     const dt = t - this.last.t;
     if (dt < this.windowS) return;
     let observed = 0;
-    for (const [k, v] of totals) observed = Math.max(observed, (v - (this.last.totals.get(k) ?? 0)) / dt);
-    this.last = { t, totals };
+    for (const [k, v] of totals) {
+      const ran = runnableTime(dt, (waits.get(k) ?? 0) - (this.last.waits.get(k) ?? 0));
+      observed = Math.max(observed, (v - (this.last.totals.get(k) ?? 0)) / ran);
+    }
+    this.last = { t, totals, waits };
     this.highest = Math.max(this.highest, observed);
     if (observed > this.limit && !this.warned) {
       this.warned = true;
-      this.say(`the observed cost, ${pct(observed)} of a thread over the last ${dt.toFixed(1)} s, is over --max-overhead ${pct(this.limit)}` +
+      this.say(`the observed cost, ${pct(observed)} of the time a thread could run over the last ${dt.toFixed(1)} s, is over --max-overhead ${pct(this.limit)}` +
         ` (in place: ${requests().join(', ') || 'probes only'}); the requests stay: remove one, or narrow its focus`);
     }
   }
 
+  /** The highest share of a window so far. */
+  get highestShare(): number { return this.highest; }
+
   /** What to note at the end. */
   summary(): string | null {
-    return this.last ? `observed cost: at most ${pct(this.highest)} of a thread in a ${this.windowS}-s window (--max-overhead ${pct(this.limit)})` : null;
+    return this.last ? `observed cost: at most ${pct(this.highest)} of the time a thread could run in a ${this.windowS}-s window (--max-overhead ${pct(this.limit)})` : null;
   }
 }

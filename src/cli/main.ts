@@ -166,8 +166,9 @@ const limited = (opts: CommonOpts) => opts.maxOverhead !== undefined && Number.i
 
 /** The observed cost, measured by a manager of its own (not one of the user's requests), checked after each sample. */
 async function watchCost(s: Session, opts: CommonOpts, mm?: MetricManager): Promise<ObservedCostWatch> {
-  const inst = await new MetricManager([s], MdlLibrary.standard()).enable('observed_cost');
-  const watch = new ObservedCostWatch(inst, opts.maxOverhead!, sayer(opts));
+  const own = new MetricManager([s], MdlLibrary.standard());
+  const inst = await own.enable('observed_cost');
+  const watch = new ObservedCostWatch(inst, opts.maxOverhead!, sayer(opts), undefined, await own.enable('cpu_wait').catch(() => undefined));
   s.on('sample', () => watch.check(() => (mm?.all ?? []).map(requestName)));
   return watch;
 }

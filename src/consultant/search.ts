@@ -16,6 +16,8 @@ import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
+import { runnableTime } from '../agent/runnable-time';
+import { waitTotals } from '../cost/runnable-share';
 import type { MetricInstance } from '../metrics/instance';
 import { parseCallSite, splitFocus } from '../metrics/focus';
 import { calleeName, innermostCalls, loopName, pointMatches } from '../analysis/point-select';
@@ -288,7 +290,9 @@ export class PerformanceConsultant extends EventEmitter {
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
-  private costStart?: { t: number; totals: Map<string, number>; ongoing: Map<string, number> };
+  /** each thread's waits for a CPU: the cost is a share of the rest of the window */
+  private waitInst?: MetricInstance;
+  private costStart?: { t: number; totals: Map<string, number>; ongoing: Map<string, number>; waits: Map<string, number> };
   private completeAt?: number;
   private cal?: Calibration;
   /**
@@ -327,6 +331,8 @@ export class PerformanceConsultant extends EventEmitter {
     // the stack samples take at most half the limit (reading them costs by their depth); none: all of them
     await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2 });
     this.costInst = await this.manager.enable('observed_cost');
+    // the cost is judged against the time each thread could run (runnable-share.ts)
+    this.waitInst = await this.manager.enable('cpu_wait').catch(() => undefined);
     for (const h of this.hyps) {
       const node = this.add(null, h, '');
       await this.begin(node, true);
@@ -364,6 +370,7 @@ export class PerformanceConsultant extends EventEmitter {
       await this.end(a).catch(() => undefined);
     }
     if (this.costInst) await this.manager.disable(this.costInst).catch(() => undefined);
+    if (this.waitInst) await this.manager.disable(this.waitInst).catch(() => undefined);
   }
 
   private add(parent: SearchNode | null, h: Hypothesis, focus: string, source?: string): SearchNode {
@@ -887,22 +894,24 @@ export class PerformanceConsultant extends EventEmitter {
     if (!this.costInst) return undefined;
     const totals = this.costInst.threadTotals();
     const ongoing = this.costInst.threadTotals({ ongoing: true });
+    const waits = waitTotals(this.waitInst);
     const prev = this.costStart;
-    if (!prev) { this.costStart = { t, totals, ongoing }; return undefined; }
+    if (!prev) { this.costStart = { t, totals, ongoing, waits }; return undefined; }
     if (t - prev.t < Math.min(0.5, this.testSeconds)) return undefined;
     const dt = t - prev.t;
     let observed = 0, running = 0;
     const perThread = new Map<string, number>();
     for (const [k, v] of totals) {
-      const x = (v - (prev.totals.get(k) ?? 0)) / dt;
-      const y = ((ongoing.get(k) ?? 0) - (prev.ongoing.get(k) ?? 0)) / dt;
-      if (Number.isFinite(this.limit)) this.debt.set(k, Math.max(0, (this.debt.get(k) ?? 0) + (x - this.limit) * dt));
+      const ran = runnableTime(dt, (waits.get(k) ?? 0) - (prev.waits.get(k) ?? 0));
+      const x = (v - (prev.totals.get(k) ?? 0)) / ran;
+      const y = ((ongoing.get(k) ?? 0) - (prev.ongoing.get(k) ?? 0)) / ran;
+      if (Number.isFinite(this.limit)) this.debt.set(k, Math.max(0, (this.debt.get(k) ?? 0) + (x - this.limit) * ran));
       perThread.set(k, y);
       observed = Math.max(observed, x);
       running = Math.max(running, y);
     }
     this.lastWindow = { from: prev.t, perThread };
-    this.costStart = { t, totals, ongoing };
+    this.costStart = { t, totals, ongoing, waits };
     const predicted = this.active.reduce((x, a) => x + a.staticCost, 0);
     if (predicted > 1e-6 && running > 0) {
       const ratio = Math.min(1e4, Math.max(1e-2, running / predicted));
