@@ -7,11 +7,14 @@
 //   during   `paranode diagnose --max-overhead 5% attach <pid>` runs (attach,
 //            search, detach), with the observed cost it reports
 //   after    the server once paranode has gone
+// Beside it a control server of the same Node and mode, loaded in the same windows
+// and never attached: the host's drift (as large as the effect on these shared
+// cores) cancels in the ratios against it, throughput and CPU time per request.
 // Each repeated three times, interleaved; a crash or a failed request is stated.
 // Beside it the same load on a server started with --cpu-prof: its throughput
 // and V8's top self-time functions, and whether diagnose named them.
 // `npm run bench -- --only http`, or: node dist/bench/http.js [--quick] [--nodes 22,26] [--modes unprepared] [--reps 3] [--no-profile]
-import { spawn } from 'child_process';
+import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -23,19 +26,48 @@ export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
 const SERVER = path.join(TARGETS, 'http-server.js');
 const CONNECTIONS = 10;
+/** the core the measured server and its control share (the rest of the run on core 0) */
+const SERVERS_CPU = 1;
+/** the second of a diagnose session from which its search runs without the attach */
+const STEADY_FROM = 10;
 
-export interface Load { rps: number; p99: number; errors: number; non2xx: number; slowestSecond: number; requests: number }
+export interface Load {
+  rps: number; p99: number; errors: number; non2xx: number; slowestSecond: number; requests: number;
+  /** the server's CPU time (all its threads, user and system) per request, ms; when its pid was given */
+  cpuPerRequest?: number;
+  /** requests answered in each whole second */
+  perSecond: number[];
+}
+
+/**
+ * A process's CPU time so far, ms (user + system, all threads; /proc's clock ticks of 10 ms),
+ * or with `children` that of its children waited for.
+ */
+export function cpuMs(pid: number | 'self', children = false): number {
+  let stat: string;
+  try { stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return NaN; } // it has died
+  // fields after the command name, which may hold spaces: utime, stime, cutime, cstime are the 12th to 15th
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (children ? Number(f[13]) + Number(f[14]) : Number(f[11]) + Number(f[12])) * 10;
+}
 
 export const nodeBin = (v: string) => path.join(ROOT, 'node_modules', `node${v}`, 'bin', 'node');
 
-export function startServer(v: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(nodeBin(v), [...nodeArgs, SERVER, '0'], { cwd: TARGETS, stdio: ['pipe', 'pipe', 'pipe'], env });
+/** @param cpu keep the server on this core (`taskset`, which execs it: the pid is the server's) */
+export function startServer(v: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env, cpu?: number): Proc {
+  const argv = [nodeBin(v), ...nodeArgs, SERVER, '0'];
+  const child = cpu === undefined ? spawn(argv[0], argv.slice(1), { cwd: TARGETS, stdio: ['pipe', 'pipe', 'pipe'], env })
+    : spawn('taskset', ['-c', String(cpu), ...argv], { cwd: TARGETS, stdio: ['pipe', 'pipe', 'pipe'], env });
   return new Proc(child, `http-server (Node ${v})`);
 }
 
-/** `seconds` of load on the article route; per-second counts give the slowest second. */
-export async function load(port: number, seconds: number): Promise<Load> {
+/**
+ * `seconds` of load on the article route; per-second counts give the slowest second.
+ * With the server's pid, also its CPU time per request over the window.
+ */
+export async function load(port: number, seconds: number, pid?: number): Promise<Load> {
   const perSecond: number[] = [];
+  const cpu0 = pid === undefined ? 0 : cpuMs(pid);
   const r: any = await new Promise((resolve, reject) => {
     const instance = autocannon({
       url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration: seconds,
@@ -47,25 +79,30 @@ export async function load(port: number, seconds: number): Promise<Load> {
     rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx,
     // whole seconds only: the last tick may come after the load has ended
     slowestSecond: Math.min(...perSecond.slice(0, Math.max(1, seconds - 1))), requests: r.requests.total,
+    cpuPerRequest: pid === undefined || !r.requests.total ? undefined : (cpuMs(pid) - cpu0) / r.requests.total,
+    perSecond: perSecond.slice(0, seconds),
   };
 }
 
-interface DiagnoseRun { load: Load; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
+interface DiagnoseRun { load: Load; toolCpuMs: number; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
 
 /** `paranode diagnose` attached for `seconds`, under load the whole time. */
 async function diagnoseUnderLoad(pid: number, port: number, seconds: number, json: string): Promise<DiagnoseRun> {
+  // the tool's own CPU time: this process's waited-for children's grows by it once it is reaped
+  const children0 = cpuMs('self', true);
   const tool = spawn(process.execPath, [CLI, 'diagnose', '-q', '--max-overhead', '5%', '--duration', String(seconds), '--json', json, 'attach', String(pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   tool.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   const exited = new Promise<number | null>((r) => tool.once('close', (c) => r(c)));
-  const l = await load(port, seconds + 4);
+  const l = await load(port, seconds + 4, pid);
   const exitCode = await exited;
+  const toolCpuMs = cpuMs('self', true) - children0;
   let d: any = null;
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out };
+  return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
 }
 
 export interface ProfileTop { name: string; share: number }
@@ -92,13 +129,13 @@ export function topSelf(file: string, n: number): { top: ProfileTop[]; gc: numbe
 async function cpuProfRun(v: string, seconds: number): Promise<{ plain: Load; prof: Load; top: ProfileTop[]; gc: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cpuprof-'));
   try {
-    const plain = startServer(v, []);
+    const plain = startServer(v, [], process.env, SERVERS_CPU);
     const port1 = Number((await plain.waitFor(/listening (\d+)/))[1]);
     await load(port1, 2);
     const plainLoad = await load(port1, seconds);
     plain.child.kill('SIGTERM');
     await plain.exited;
-    const s = startServer(v, ['--cpu-prof', '--cpu-prof-dir', dir]);
+    const s = startServer(v, ['--cpu-prof', '--cpu-prof-dir', dir], process.env, SERVERS_CPU);
     const port = Number((await s.waitFor(/listening (\d+)/))[1]);
     await load(port, 2);
     const prof = await load(port, seconds);
@@ -123,8 +160,13 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
   const rows: string[][] = [];
   const namedRows: string[][] = [];
   const profRows: string[][] = [];
+  const pairedRows: string[][] = [];
+  const pairs: Paired[] = [];
   const tops = new Map<string, ProfileTop[]>();
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
+  // the load generators and paranode on one core, the server and its control sharing the other:
+  // the scheduler splits that core between them, so each sees the same neighbours
+  execFileSync('taskset', ['-a', '-cp', String(1 - SERVERS_CPU), String(process.pid)], { stdio: 'ignore' });
   try {
     for (const v of versions) {
       if (!opts.noProfile) {
@@ -138,17 +180,34 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
         for (const mode of modes) {
           progress(`http: Node ${v}: ${mode}, repetition ${rep} of ${reps}`);
           const env = { ...process.env, PARANODE_CACHE_DIR: cache };
-          const server = startServer(v, mode === 'prepared' ? ['--import', AGENT] : [], env);
-          const port = Number((await server.waitFor(/listening (\d+)/))[1]);
-          await load(port, 2); // warm-up
-          const before = await load(port, window);
+          const nodeArgs = mode === 'prepared' ? ['--import', AGENT] : [];
+          const server = startServer(v, nodeArgs, env, SERVERS_CPU);
+          // the control: a second server of the same Node and mode under the same load in the same
+          // windows, never attached. What the host does to both (a neighbour, the clock) cancels in
+          // the ratio against it; what paranode does to its target does not.
+          const control = startServer(v, nodeArgs, env, SERVERS_CPU);
+          const [port, cport] = await Promise.all([server, control].map(async (p) => Number((await p.waitFor(/listening (\d+)/))[1])));
+          const both = (seconds: number) => Promise.all([load(port, seconds, server.pid), load(cport, seconds, control.pid)]);
+          await both(2); // warm-up
+          const [before, cBefore] = await both(window);
           const json = path.join(cache, `diagnose-${v}-${mode}-${rep}.json`);
-          const d = await diagnoseUnderLoad(server.pid, port, diagnoseSeconds, json);
+          const [d, cDuring] = await Promise.all([diagnoseUnderLoad(server.pid, port, diagnoseSeconds, json), load(cport, diagnoseSeconds + 4, control.pid)]);
           const alive = server.exitCode === undefined;
-          const after = alive ? await load(port, window) : null;
+          const [after, cAfter] = alive ? await both(window) : [null, await load(cport, window, control.pid)];
           const fate = alive ? 'alive' : `**died: ${server.exitSignal ?? `exit ${server.exitCode}`}**`;
-          server.child.kill('SIGTERM');
-          await server.exited;
+          for (const p of [server, control]) p.child.kill('SIGTERM');
+          await Promise.all([server.exited, control.exited]);
+          const paired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.rps / b.rps) / (ca.rps / cb.rps) : NaN);
+          const cpuPaired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.cpuPerRequest! / b.cpuPerRequest!) / (ca.cpuPerRequest! / cb.cpuPerRequest!) : NaN);
+          // the search without the attach: from the 10th second of the session to the end of the load's
+          const sum = (xs: number[]) => xs.slice(STEADY_FROM).reduce((a, b) => a + b, 0);
+          const steady = (sum(d.load.perSecond) / sum(cDuring.perSecond)) / (before.rps / cBefore.rps);
+          const p = { steady, during: paired(d.load, before, cDuring, cBefore), after: paired(after, before, cAfter, cBefore), cpuDuring: cpuPaired(d.load, before, cDuring, cBefore), cpuAfter: cpuPaired(after, before, cAfter, cBefore) };
+          pairs.push({ mode, ...p });
+          const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
+          pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
+            `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
+            fmt(p.cpuDuring, 3), after ? fmt(p.cpuAfter, 3) : '–', fmt(d.toolCpuMs / 1000, 1)]);
           rows.push([v, mode, String(rep), loadCell(before), loadCell(d.load), after ? loadCell(after) : '–', fmt(d.load.rps / before.rps, 3),
             d.observedAvg === null ? `no report (exit ${d.exitCode}): ${d.out.trim().split('\n').pop()}` : `${fmt(d.observedAvg * 100, 2)} % (max ${fmt((d.observedMax ?? 0) * 100, 1)} %)`, fate]);
           const top = tops.get(v)?.[0];
@@ -161,15 +220,28 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     }
   } finally {
     fs.rmSync(cache, { recursive: true, force: true });
+    execFileSync('taskset', ['-a', '-cp', `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
   }
   const md = [
     `\`${SERVER.slice(ROOT.length + 1)}\` (Fastify; its article route runs marked, sanitize-html and a Handlebars layout) under autocannon, ${CONNECTIONS} connections on loopback, ` +
     `GET /article/<1..50>. The server runs on the Node named; the load generator and paranode run on the Node running the suite (${process.version}), on the same ${os.cpus().length} cores. ` +
     `One server process per row: ${window} s of load plainly ("before"), then \`paranode diagnose -q --max-overhead 5% --duration ${diagnoseSeconds} attach <pid>\` under load ` +
     `(the load runs ${diagnoseSeconds + 4} s: attach, search and detach), then ${window} s again ("after"). "prepared": the server started with \`--import paranode/agent\` (dormant agent); ` +
-    `"unprepared": started plainly, attached through the inspector. Ratio = during ÷ before. Observed cost: what diagnose reported (its average over windows).`,
+    `"unprepared": started plainly, attached through the inspector. Ratio = during ÷ before. Observed cost: what diagnose reported (its average over windows). ` +
+    'Beside each server a control: a second server of the same Node and mode, started with it, loaded the same way in the same windows (its own load generator of ' +
+    `${CONNECTIONS} connections), never attached. The server and its control share core ${SERVERS_CPU} (\`taskset\`), so the scheduler splits that core between them; ` +
+    `the load generators and paranode run on the other core (paranode's own CPU time is given).`,
     '',
     table(['Node', 'server', 'rep.', 'before', 'during diagnose', 'after', 'during ÷ before', 'observed cost (diagnose)', 'server'], rows),
+    '',
+    'Against the control (same windows): "over the control\'s" = (server during ÷ before) ÷ (control during ÷ before), so what the host did to both cancels; ' +
+    `"from its ${STEADY_FROM}th second": the same over the session's seconds from the ${STEADY_FROM}th to the end of the load (the search without the attach); ` +
+    'CPU per request = the server process\'s CPU time (every thread, user and system, from /proc) ÷ requests answered in the window, and its ratio over the control\'s likewise (above 1: paranode made a request dearer):',
+    '',
+    table(['Node', 'server', 'rep.', 'control req/s before / during / after', 'during ÷ before', 'throughput during, over the control\'s', `from its ${STEADY_FROM}th second`, 'after, over the control\'s',
+      'CPU ms per request before → during → after', 'control\'s CPU ms per request', 'CPU per request during, over the control\'s', 'after, over the control\'s', 'paranode\'s CPU s'], pairedRows),
+    '',
+    ...pairedSummary(pairs),
     '',
     'What diagnose named (its first four bottlenecks), and whether V8\'s top self-time function of the same load (below) is among them:',
     '',
@@ -180,6 +252,24 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     table(['Node', 'plain', '--cpu-prof', 'ratio', 'top self time (V8)'], profRows),
   ];
   return { title: 'A loaded HTTP server: throughput and p99 under diagnose, against --cpu-prof', body: md };
+}
+
+/** One run's ratios against its control (see benchHttp). */
+interface Paired { mode: string; during: number; steady: number; after: number; cpuDuring: number; cpuAfter: number }
+
+/** Per mode: the range of the paired ratios and how many runs kept 0.95 of the control's throughput. */
+function pairedSummary(pairs: Paired[]): string[] {
+  const range = (xs: number[]) => {
+    const ok = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+    return ok.length ? `${fmt(ok[0], 3)}-${fmt(ok[ok.length - 1], 3)} (median ${fmt(ok[ok.length >> 1], 3)})` : '–';
+  };
+  return [...new Set(pairs.map((p) => p.mode))].map((mode) => {
+    const ps = pairs.filter((p) => p.mode === mode);
+    const kept = ps.filter((p) => p.during >= 0.95).length;
+    return `- ${mode}: throughput during, over the control's, ${range(ps.map((p) => p.during))}, ${kept} of ${ps.length} at 0.95 or more; ` +
+      `from the session's ${STEADY_FROM}th second ${range(ps.map((p) => p.steady))}, ${ps.filter((p) => p.steady >= 0.95).length} at 0.95 or more; ` +
+      `after ${range(ps.map((p) => p.after))}; CPU per request during, over the control's, ${range(ps.map((p) => p.cpuDuring))}, after ${range(ps.map((p) => p.cpuAfter))}`;
+  });
 }
 
 if (require.main === module) {
