@@ -16,6 +16,7 @@
 // ~75 % of it V8 serializing them): the tool's time the observed cost counts.
 // Cutting less often does not help: a cut costs by the nodes, and a 5-s window
 // cost 100-230 ms at once (tried 2026-11-28: the thread's share the same, in bursts).
+import * as fs from 'fs';
 import * as inspector from 'inspector';
 import { lastPart } from './no-regexp';
 import { runnableTime } from './runnable-time';
@@ -38,6 +39,29 @@ export const SAMPLE_INTERVAL_US = 10_000;
 export const DEFAULT_SAMPLING_BUDGET = 0.025;
 /** the longest interval the budget may set: 25 samples a second */
 export const MAX_INTERVAL_US = 40_000;
+
+/** the name V8 gives its profiler's thread (Linux shows 15 characters of a thread's name) */
+const PROFILER_THREAD = 'v8:ProfEvntProc';
+
+/** This process's threads named as V8's profiler thread (Linux; none elsewhere). */
+function profilerThreads(): string[] {
+  try {
+    return fs.readdirSync('/proc/self/task').filter((t) => {
+      try { return fs.readFileSync(`/proc/self/task/${t}/comm`, 'latin1').trim() === PROFILER_THREAD; } catch { return false; }
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** A thread's time on a CPU so far (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
+function threadCpuMs(tid: string): number {
+  try {
+    return Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; children?: number[] }
@@ -71,6 +95,8 @@ export interface Window {
   tool: number;
   /** the sampling interval of this window (µs), where it is not SAMPLE_INTERVAL_US (see DEFAULT_SAMPLING_BUDGET) */
   intervalUs?: number;
+  /** the CPU time V8's profiler thread took over the window (µs), where it is known */
+  profilerUs?: number;
 }
 
 /**
@@ -113,6 +139,8 @@ export class CpuSampler {
   private lastShare = 0;
   private overBefore = 0;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
+  /** V8's profiler thread for this thread's profiles (Linux), and its CPU time (ms) at the last window */
+  private profiler: { tid: string; cpuMs: number } | null = null;
 
   /**
    * @param isTool whether a script is paranode's code that prepares modules as they load
@@ -152,7 +180,7 @@ export class CpuSampler {
       post('Profiler.setSamplingInterval', { interval: this.interval });
       this.session = s;
       this.post = post;
-      inspector.console.profile(this.title(this.window));
+      this.profileWithThread(this.title(this.window));
       this.since = performance.now();
       this.readySince = this.readyMs();
       return true;
@@ -175,6 +203,8 @@ export class CpuSampler {
     const ending = this.window++;
     const interval = this.interval;
     const next = this.nextInterval();
+    // read before the cut: a new interval ends the profiler's thread
+    const profilerMs = this.profilerSpent();
     this.finished = null;
     if (next === interval) {
       // the next window first: the profiler must not stop between them
@@ -183,18 +213,21 @@ export class CpuSampler {
     } else {
       // V8 takes a new interval only with no profile running: a gap of microseconds
       inspector.console.profileEnd(this.title(ending));
+      // the last profile's end ends V8's profiler thread
+      this.profiler = null;
       try {
         this.post!('Profiler.setSamplingInterval', { interval: next });
         this.interval = next;
-        this.note(`stack samples: reading them took ${(100 * this.lastShare).toFixed(1)} % of the thread's time (deep stacks); ` +
+        this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (reading them, and V8's profiler thread); ` +
           `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
       } catch { /* kept as it was */ }
-      inspector.console.profile(this.title(this.window));
+      this.profileWithThread(this.title(this.window));
     }
     const p = this.finished as Profile | null;
     this.finished = null;
     const w = p ? this.windowOf(p) : { stacks: [], samples: 0, idle: 0, tool: 0 };
     if (interval !== SAMPLE_INTERVAL_US) w.intervalUs = interval;
+    if (profilerMs > 0) w.profilerUs = Math.round(profilerMs * 1000);
     const t1 = performance.now();
     // the CPU the reading took: wall time counts the waits of a thread starved of its core, and the
     // process's clock (where the thread's own is not loaded) its other threads' work; neither is more
@@ -202,7 +235,7 @@ export class CpuSampler {
     // judged over a second of windows or more, not one (a window can hold a collection, a burst of new
     // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
     // requires) is not its run
-    this.spent += cost;
+    this.spent += cost + profilerMs;
     if (next !== interval) { this.spent = 0; this.since = t1; this.readySince = this.readyMs(); this.lastShare = this.overBefore = 0; }
     else if (t1 - this.since >= 1000) {
       const ready = this.readyMs();
@@ -214,6 +247,31 @@ export class CpuSampler {
       this.since = t1;
     }
     return w;
+  }
+
+  /**
+   * Start a profile, and find V8's profiler thread where this start made one (the first
+   * start, and the first after a new interval): the thread that was not there before.
+   */
+  private profileWithThread(title: string): void {
+    const before = this.profiler ? null : new Set(profilerThreads());
+    inspector.console.profile(title);
+    if (!before) return;
+    const made = profilerThreads().filter((t) => !before.has(t));
+    // one new thread: ours (another thread's profiler started at the same moment: none known)
+    if (made.length === 1) this.profiler = { tid: made[0], cpuMs: threadCpuMs(made[0]) };
+  }
+
+  /** The profiler thread's CPU time since the last window (ms); 0 where it is not known. */
+  private profilerSpent(): number {
+    const p = this.profiler;
+    if (!p) return 0;
+    const now = threadCpuMs(p.tid);
+    // it ended (a new interval restarts the profiler): found again at the next start
+    if (!Number.isFinite(now)) { this.profiler = null; return 0; }
+    const spent = Math.max(0, now - p.cpuMs);
+    p.cpuMs = now;
+    return spent;
   }
 
   /** The interval of the next window: longer where reading windows cost over the budget (their samples' part shrinks with them); never shorter again. */

@@ -174,6 +174,12 @@ export const PINNED_CLASS = 'pinned';
  * countSwitches for how many are counted).
  */
 export const SWITCH_CLASS = { seen: 'switch', unseen: 'switch-unseen' } as const;
+/**
+ * The cost class of V8's profiler thread while it samples this thread for the tool: its
+ * CPU time, in microseconds. Another thread's, but the process's and on its cores: a
+ * server sharing its core, or under a CPU quota, pays for it (cpu-sampler.ts).
+ */
+export const SAMPLER_CLASS = 'sampler';
 /** the stack samples a switch is judged by: a second of the thread's time */
 const RECENT_SAMPLES = 100;
 /**
@@ -273,7 +279,7 @@ export class Runtime {
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
   readonly T = new Float64Array(MAX_TIMERS * 4);
   /** the handlers' own work inside each timer (virtual time), once the tool has priced the cost classes */
-  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen]);
+  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS]);
   readonly counterIndex = new Map<string, number>();
   readonly timerIndex = new Map<string, number>();
   readonly scripts = new Map<number, ScriptRecord>();
@@ -1128,7 +1134,11 @@ export class Runtime {
     const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
     if (queues.length) out.queues = queues;
     const w = this.sampler?.take();
-    if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w); }
+    if (w) {
+      out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w);
+      // another thread's time: not in this thread's timers (no intrusion), only in the observed cost
+      if (w.profilerUs && this.active) this.U[this.counter(COST_SERIES + SAMPLER_CLASS)] += w.profilerUs;
+    }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];
