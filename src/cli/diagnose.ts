@@ -45,7 +45,7 @@ const pos = (what: string) => (v: string) => {
 
 export function addDiagnoseOptions(cmd: Command): Command {
   return addExportOptions(addUiOptions(cmd))
-    .option('--max-overhead <limit>', "the perturbation limit: instrumentation may take at most this share of a thread's time ('none': no limit)", parseFraction('--max-overhead'), 0.05)
+    .option('--max-overhead <limit>', "the perturbation limit: instrumentation may take at most this share of the time a thread could run ('none': no limit)", parseFraction('--max-overhead'), 0.05)
     .addHelpText('after', '\nExamples:\n  paranode diagnose -- node app.js\n  paranode diagnose --max-overhead 2% --duration 60 attach 12345\n  paranode diagnose -t cpu_bound=10% --json report.json -- node build.js')
     .option('--max-tests <n>', 'also test at most this many refinements at once (default: as many as the cost limit allows)', pos('--max-tests'))
     .option('-d, --duration <seconds>', 'end the search this many seconds after the command started, following phases (default: when the search is complete)', pos('--duration'))

@@ -83,7 +83,7 @@ function addCommon(cmd: Command): Command {
     .option('--json <file>', 'write metrics and notes to this file at the end')
     .option('--max-pause <ms>', 'refuse LiveEdits predicted to pause the target longer (breakpoints are used instead)', positive('--max-pause'), 2000)
     .option('--max-breakpoints <n>', 'points per thread that may be reached by breakpoints where code cannot be prepared (0: none)', count('--max-breakpoints'), 200)
-    .option('--max-overhead <limit>', "a limit on the instrumentation's share of a thread's time, e.g. 5%: attach prices each request before placing it and places none over it, run prices its requests as the program's code loads and takes out one over it, and the session says when the observed cost passes it", parseFraction('--max-overhead'))
+    .option('--max-overhead <limit>', "a limit on the instrumentation's share of the time a thread could run (its waits for a CPU taken off), e.g. 5%: attach prices each request before placing it and places none over it, run prices its requests as the program's code loads and takes out one over it, and the session says when the observed cost passes it", parseFraction('--max-overhead'))
     .option('--nice <n>', "once the target runs, run paranode at this niceness, so that it yields the CPU to the target (0-19; 0: unchanged)", niceArg, DEFAULT_NICE)
     .option('--call-paths <functions>', "profile the call paths through these functions, e.g. '/Code/lib/**' (repeatable)", collect, [])
     .option('-k, --path-length <k>', 'show call paths by their last k functions (1: per function, inf: whole paths)', pathLength, 2)

@@ -109,7 +109,7 @@ export class Session extends EventEmitter {
   private lastSampleMs = 0;
   private watching = false;
   private watchingStacks = false;
-  /** the share of a thread's time its stack samples may cost (see watchThreads) */
+  /** the share of the time a thread could run that its stack samples may cost (see watchThreads) */
   private samplingBudget = DEFAULT_SAMPLING_BUDGET;
   private intervalMs = 200;
   private detached = false;
