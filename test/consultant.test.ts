@@ -255,7 +255,9 @@ test("V8's stack samples name the built-in a program function is in: derive's pb
     // all busy samples: this loop of reads is the tool's time in the thread too, 40 % of it on CI's Node 26)
     assert.ok(derive <= hits('derive') && derive > 0.9 * hits('derive'), `${derive} of derive's ${hits('derive')}: ${JSON.stringify([...st.calls])}`);
     assert.ok(hits('derive') > 5 * hits('light'), `derive ${hits('derive')}, light ${hits('light')}`);
-    assert.ok(![...st.calls.keys()].some((k) => k.endsWith('\0pbkdf2Sync') && k !== 'builtin-calls.js/derive\0pbkdf2Sync'), JSON.stringify([...st.calls]));
+    // light never calls it; `again`, derive's caller, may hold a sample of it where V8 inlined derive into it (CI's Node 24: 1 of 160)
+    const others = [...st.calls].filter(([k]) => k.endsWith('\0pbkdf2Sync') && k !== 'builtin-calls.js/derive\0pbkdf2Sync');
+    assert.ok(others.every(([k, n]) => k === 'builtin-calls.js/again\0pbkdf2Sync' && n < 0.1 * derive), JSON.stringify([...st.calls]));
   } finally {
     await s.detach().catch(() => undefined);
     s.child!.kill();
