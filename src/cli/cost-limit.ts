@@ -7,7 +7,6 @@
 import type { Calibration } from '../cost/calibration';
 import { predictPlan, Prediction } from '../cost/predict';
 import { runnableTime } from '../agent/runnable-time';
-import { waitTotals } from '../cost/runnable-share';
 import type { ProbeRequest } from '../instrument/probe';
 import type { Plan } from '../mdl/evaluate';
 import type { MetricInstance, MetricManager } from '../metrics/manager';
@@ -78,7 +77,7 @@ export class ObservedCostWatch {
   private last?: { t: number; totals: Map<string, number>; waits: Map<string, number> };
   private highest = 0;
   private warned = false;
-  /** @param wait each thread's waits for a CPU (cpu_wait): the cost is a share of the time it could run (runnable-share.ts) */
+  /** @param wait each thread's waits for a CPU (cpu_wait): the cost is a share of the time it could run (agent/runnable-time.ts) */
   constructor(private readonly inst: MetricInstance, private readonly limit: number, private readonly say: (line: string) => void,
     private readonly windowS = 2, private readonly wait?: MetricInstance) {}
 
@@ -86,7 +85,7 @@ export class ObservedCostWatch {
   check(requests: () => string[]): void {
     const t = performance.now() / 1000;
     const totals = this.inst.threadTotals();
-    const waits = waitTotals(this.wait);
+    const waits = this.wait?.threadTotals() ?? new Map<string, number>();
     if (!this.last) { this.last = { t, totals, waits }; return; }
     const dt = t - this.last.t;
     if (dt < this.windowS) return;

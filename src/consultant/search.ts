@@ -17,7 +17,6 @@ import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
 import { runnableTime } from '../agent/runnable-time';
-import { waitTotals } from '../cost/runnable-share';
 import type { MetricInstance } from '../metrics/instance';
 import { parseCallSite, splitFocus } from '../metrics/focus';
 import { calleeName, innermostCalls, loopName, pointMatches } from '../analysis/point-select';
@@ -331,7 +330,7 @@ export class PerformanceConsultant extends EventEmitter {
     // the stack samples take at most half the limit (reading them costs by their depth); none: all of them
     await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2 });
     this.costInst = await this.manager.enable('observed_cost');
-    // the cost is judged against the time each thread could run (runnable-share.ts)
+    // the cost is judged against the time each thread could run (agent/runnable-time.ts)
     this.waitInst = await this.manager.enable('cpu_wait').catch(() => undefined);
     for (const h of this.hyps) {
       const node = this.add(null, h, '');
@@ -894,7 +893,7 @@ export class PerformanceConsultant extends EventEmitter {
     if (!this.costInst) return undefined;
     const totals = this.costInst.threadTotals();
     const ongoing = this.costInst.threadTotals({ ongoing: true });
-    const waits = waitTotals(this.waitInst);
+    const waits = this.waitInst?.threadTotals() ?? new Map<string, number>();
     const prev = this.costStart;
     if (!prev) { this.costStart = { t, totals, ongoing, waits }; return undefined; }
     if (t - prev.t < Math.min(0.5, this.testSeconds)) return undefined;
