@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { MdlLibrary } from '../src/mdl/library';
 import { MetricManager } from '../src/metrics/manager';
+import { SampledSeries } from '../src/session/series';
 import { CLI, FIXTURES, ROOT } from './support/helpers';
 import { startMetricsTarget } from './support/metrics-target';
 
@@ -173,6 +174,34 @@ test('msg_wait: the time messages wait between postMessage and their dispatch, p
     assert.equal(all.value().units, 's/s');
     await s.detach();
   }
+});
+
+test('msg_wait\'s arithmetic: a receiver read before its sender is not taken for messages in flight since the queue began; one whose sender is read since is', () => {
+  // (the CI failure of stop 54, as its samples came: the worker read after it dispatched a message the
+  // main thread sent, the main thread last read before it sent it; the queue's value took the message
+  // as sent at the queue's beginning, for good: 0.35 s too much)
+  const q = 'msg_wait@/SyncObject/Message/worker/1';
+  const at = (thread: number, mono: number, queues: [string, number, number, number, number, number, number][] = []) =>
+    ({ t: mono, mono, counters: [], timers: [], scripts: 0, queues }) as unknown as Parameters<SampledSeries['record']>[1];
+  const series = new SampledSeries(1, {});
+  series.record(0, at(0, 1000));
+  // the worker dispatched one message at 1100 (sent at 1050, by the main thread), read at 1200
+  series.record(1, at(1, 1200, [[q, -100, -1, 1200, 1100, 0, 1100]]));
+  // the main thread read at 1300: sent at 1050 (its integral: 1 message for 250 ms)
+  series.record(0, at(0, 1300, [[q, 250, 1, 1300, 1050, 1, 1050]]));
+  // the worker read again at 1400, nothing more
+  series.record(1, at(1, 1400, [[q, -300, -1, 1400, 1100, 0, 1100]]));
+  assert.ok(Math.abs(series.value(q)! - 0.05) < 1e-9, `one message waited 50 ms: ${series.value(q)}`);
+
+  // two messages sent before the queue began (their sends not counted), dispatched by the worker at
+  // 2000 and 2100; the main thread read after them: they count from the queue's beginning (2000,
+  // the worker's first change), and the second waited 100 ms
+  const pre = new SampledSeries(1, {});
+  pre.record(0, at(0, 1000));
+  pre.record(1, at(1, 2200, [[q, -300, -2, 2200, 2000, 0, 2100]]));
+  pre.record(0, at(0, 2300));
+  pre.record(1, at(1, 2400, [[q, -700, -2, 2400, 2000, 0, 2100]]));
+  assert.ok(Math.abs(pre.value(q)! - 0.1) < 1e-9, `in flight since the queue's beginning: ${pre.value(q)}`);
 });
 
 test('msg_wait from the CLI: paranode run -e msg_wait counts from the first message; a worker ended by terminate() makes the value unknown, and says so, where its last counts are lost', () => {

@@ -64,6 +64,8 @@ export class Instances {
   private nextPort = 1;
   /** per queue cell: when it first changed (the process's monotonic clock, ms) */
   readonly queueBorn = new Map<number, number>();
+  /** per queue cell: the messages this thread sent on it (its count is sends less dispatches) */
+  readonly queueSent = new Map<number, number>();
   /** per queue cell: its queue's name (the metric's variable) */
   private readonly queueName = new Map<number, string>();
   /** queues whose sends count nothing while their placement goes into the threads */
@@ -139,6 +141,7 @@ export class Instances {
     T[i + 1] = t;
     T[i + 2] += d;
     T[i + 3] = 2;
+    if (d > 0) this.queueSent.set(i, (this.queueSent.get(i) ?? 0) + 1);
   }
 
   holdQueues(name: string, hold: boolean): void {
@@ -239,6 +242,7 @@ export class Instances {
   reset(): void {
     this.running.clear();
     this.queueBorn.clear();
+    this.queueSent.clear();
     this.queueName.clear();
     this.held.clear();
     this.ports = new WeakMap();

@@ -1099,21 +1099,21 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
-  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+  private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number, number, number][]; mono: number; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     let cpuNow = -1;
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);
     const timers: [string, number, boolean][] = [];
-    const queues: [string, number, number, number, number][] = [];
-    let tq = -1;
+    const queues: [string, number, number, number, number, number, number][] = [];
+    // the process's monotonic clock, one for every thread: when the queues' counts were read
+    const tq = monotonicMs();
     const x = this.intrusion;
     for (const [name, i] of this.timerIndex) {
       const b = 4 * i;
       if (this.T[b + 3] === 2) {
-        // a queue (Instances.queue): its integral carried to now, its count, and now, on the process's clock
-        if (tq < 0) tq = monotonicMs();
-        queues.push([name, this.T[b] + this.T[b + 2] * (tq - this.T[b + 1]), this.T[b + 2], tq, this.instances.queueBorn.get(b) ?? tq]);
+        // a queue (Instances.queue): its integral carried to now, its count, now, its birth, its sends and its last change
+        queues.push([name, this.T[b] + this.T[b + 2] * (tq - this.T[b + 1]), this.T[b + 2], tq, this.instances.queueBorn.get(b) ?? tq, this.instances.queueSent.get(b) ?? 0, this.T[b + 1]]);
         continue;
       }
       let total = this.T[b];
@@ -1131,7 +1131,7 @@ export class Runtime {
         timers.push([VIRTUAL_SERIES.low + name, Math.max(0, total - hi) / 1000, running], [VIRTUAL_SERIES.high + name, Math.max(0, total - lo) / 1000, running]);
       }
     }
-    const out: ReturnType<Runtime['sampleNow']> = { t: now, counters, timers, scripts: this.scripts.size };
+    const out: ReturnType<Runtime['sampleNow']> = { t: now, mono: tq, counters, timers, scripts: this.scripts.size };
     if (queues.length) out.queues = queues;
     const w = this.sampler?.take();
     if (w) {

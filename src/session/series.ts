@@ -134,6 +134,9 @@ function callersKey(stack: string[], i: number): string {
   return [...(j < stack.length ? ['…'] : []), ...out.reverse()].join('\n');
 }
 
+/** A thread's reading of a queue: its integral (ms) and count at `at`, its sends, when its count last changed (the process's monotonic clock, ms) */
+interface QueueReading { w: number; n: number; at: number; sent: number; changed: number }
+
 interface Series { name: string; focus: string; units: 'count' | 'seconds'; h: TimeHistogram; last: number; offset: number }
 
 export class SampledSeries {
@@ -144,8 +147,10 @@ export class SampledSeries {
   private baseT: number | null = null;
   /** worker threads that have ended: whether their last counts were read, and when (the process's monotonic clock, ms) */
   private readonly ended = new Map<number, { final: boolean; at: number }>();
-  /** per queue (Instances.queue), per thread: its last integral (ms), count, and when (the process's monotonic clock, ms) */
-  private readonly queues = new Map<string, { threads: Map<number, { w: number; n: number; at: number }>; born: number; before: number }>();
+  /** per queue (Instances.queue), per thread: its last reading; and per receiving thread, the messages it dispatched that no thread was seen to send */
+  private readonly queues = new Map<string, { threads: Map<number, QueueReading>; born: number; before: Map<number, number> }>();
+  /** per thread: when its last sample was taken (the process's monotonic clock, ms) */
+  private readonly lastMono = new Map<number, number>();
   /** per thread label: stack samples taken, and in how many each function ("<module>/<function>") was */
   private readonly stacks = new Map<string, Stacks>();
 
@@ -186,26 +191,28 @@ export class SampledSeries {
     };
     for (const [name, value] of s.counters) feed(name, 'count', value);
     for (const [name, value] of s.timers) feed(name, 'seconds', value);
-    for (const [name, w, n, at, born] of s.queues ?? []) {
+    if (s.mono !== undefined) this.lastMono.set(thread, s.mono);
+    for (const [name, w, n, at, born, sent, changed] of s.queues ?? []) {
       let q = this.queues.get(name);
-      if (!q) this.queues.set(name, (q = { threads: new Map(), born, before: 0 }));
-      const threads = q.threads;
-      threads.set(thread, { w, n, at });
+      if (!q) this.queues.set(name, (q = { threads: new Map(), born, before: new Map() }));
+      q.threads.set(thread, { w, n, at, sent, changed });
       q.born = Math.min(q.born, born);
+    }
+    for (const [name, q] of this.queues) this.unsentDispatches(name, q);
+    for (const [name] of s.queues ?? []) {
+      const q = this.queues.get(name)!;
+      const at = q.threads.get(thread)!.at;
       // every thread's integral carried to one time by its own count: one sender's count is all
       // it ever sent, so the times must be one (they are: one clock) and not rounded apart. A
       // message both sent and dispatched counts its wait whatever that time; one sent to a worker
       // that has ended waited until the end
       const end = this.ended.get(workerOf(name) ?? -1)?.at;
       const when = end === undefined ? at : Math.min(at, end);
-      let v = 0, inFlight = 0;
-      for (const x of threads.values()) { v += x.w + x.n * (when - x.at); inFlight += x.n; }
-      // more dispatched than sent: messages already in flight when the queue began (sent before
-      // msg_wait was enabled), whose sends no thread counted. They count from the queue's
-      // beginning, as if sent then; how many is the most the dispatches ever led by (exact once
-      // the channel has been empty at a sample)
-      q.before = Math.max(q.before, -inFlight);
-      v += q.before * (when - q.born);
+      let v = 0;
+      for (const x of q.threads.values()) v += x.w + x.n * (when - x.at);
+      // messages already in flight when the queue began (sent before msg_wait was enabled), whose
+      // sends no thread counted: they count from the queue's beginning, as if sent then
+      for (const k of q.before.values()) v += k * (when - q.born);
       const proc = this.seriesFor(processFocus, name, 'seconds');
       const delta = v / 1000 - proc.last;
       proc.last = v / 1000;
@@ -226,6 +233,31 @@ export class SampledSeries {
       if (first && !s.fromStart && !ran) { own.offset = v / 1000; this.seriesFor(processFocus, name, 'seconds'); return; }
       feed(name, 'seconds', v / 1000 - own.offset);
     });
+  }
+
+  /**
+   * How many messages each thread of a queue dispatched that no thread was seen
+   * to send: the most its dispatches ever led the other side's sends by, the two
+   * counted at one time. The other side's counts are those of its last sample, so
+   * only where that sample was taken after this thread's count last changed (its
+   * dispatches were then what it read since): a sender read earlier may have sent
+   * since, messages its reading does not show, and those would count as in flight
+   * since the queue's beginning for good. (A worker's channel has two sides: the
+   * worker and its parent.)
+   */
+  private unsentDispatches(name: string, q: { threads: Map<number, QueueReading>; before: Map<number, number> }): void {
+    const id = workerOf(name);
+    for (const [x, r] of q.threads) {
+      const others = x === id ? [...this.lastMono.keys()].filter((y) => y !== x) : id === undefined ? [] : [id];
+      if (!others.length) continue;
+      let sent = 0, read = true;
+      for (const y of others) {
+        sent += q.threads.get(y)?.sent ?? 0;
+        // an ended thread sends no more: its last counts stand (else its channel's value is said to be unknown)
+        if (!this.ended.has(y) && (this.lastMono.get(y) ?? -Infinity) < r.changed) read = false;
+      }
+      if (read) q.before.set(x, Math.max(q.before.get(x) ?? 0, r.sent - r.n - sent));
+    }
   }
 
   /**

@@ -29,8 +29,10 @@ const OWN = ownCodeDirs();
 
 export interface LoadedScript { scriptId: string; url: string; filename: string; module: string; /** it names a source map: its functions' modules may be others; the map's file where it is one (not inline) */ mapped?: boolean; sourceMap?: string }
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][];
-  /** queues (Instances.queue): name, this thread's integral (ms) at `at`, its count there, `at`, when the cell first changed (the process's monotonic clock, ms) */
-  queues?: [string, number, number, number, number][]; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
+  /** queues (Instances.queue): name, this thread's integral (ms) at `at`, its count there, `at`, when the cell first changed (the process's monotonic clock, ms), the messages it sent, when it last changed */
+  queues?: [string, number, number, number, number, number, number][];
+  /** when the sample was taken, on the process's monotonic clock (ms) */
+  mono?: number; notes?: string[]; thread?: number[]; scripts?: number; objects?: string[];
   /** the thread values count from the thread's start (watched since before its first line) */
   fromStart?: boolean;
   /** stack samples, innermost function first, with how many samples had each and, where V8's profiler took them, more (see StackRecord) */
