@@ -140,7 +140,9 @@ test('paranode ui: the token guards the page and its socket; a metric enabled fr
   const fn = '/Code/ui-target.js/work';
   // listed (Refresh lists the code loaded by now, whatever the last broadcast carried)
   await page.click('#refresh-resources');
-  await page.waitForSelector(`.res[data-path="${fn}"]`);
+  // (or the reason the listing lacks it, shown on the page)
+  await page.waitForSelector(`.res[data-path="${fn}"], #ui-error:not([hidden])`);
+  assert.equal(await page.textContent('#ui-error'), '', 'the page says no error');
   await page.fill('#resource-search', 'work');
   // the filter applied (the rows move): burn() does not match
   await page.waitForSelector('.res[data-path="/Code/ui-target.js/burn"]', { state: 'detached' });

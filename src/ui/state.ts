@@ -26,6 +26,8 @@ export class UiState {
   private resources: ResourceNode[] = [];
   private resourcesAt = 0;
   private listing?: Promise<void>;
+  /** why the last listing lacks a session's code, if it does */
+  private listFailed?: string;
   /** module name -> its file (the program's own modules only: what /source may read) */
   private readonly files = new Map<string, string>();
   /** the search's nodes as last sent (JSON), to send only what changed */
@@ -132,6 +134,7 @@ export class UiState {
         // (a listing under way when asked is waited for, then one made now: code may have loaded since it began)
         await this.listResources(true);
         await this.listResources(true);
+        if (this.listFailed) return { type: 'reply', id, error: this.listFailed };
         return { type: 'reply', id, resources: this.resources };
       }
       const mm = this.mm;
@@ -206,6 +209,7 @@ export class UiState {
     if (this.listing) return this.listing;
     if (!force && Date.now() - this.resourcesAt < RESOURCES_EVERY_MS) return Promise.resolve();
     this.listing = (async () => {
+      let failed: string | undefined;
       const nodes = new Map<string, ResourceNode>();
       const add = (n: ResourceNode) => { if (!nodes.has(n.path)) nodes.set(n.path, n); };
       for (const { s, ended } of this.sessions) {
@@ -213,7 +217,9 @@ export class UiState {
         add({ path: s.processFocus, kind: 'process', pid: s.pid });
         for (const t of s.threadIds) add({ path: `/Thread/${s.pid}/${t}`, kind: 'thread', pid: s.pid, label: t === 'main' ? 'main' : `worker ${t}` });
         for (const o of s.syncObjects()) add({ path: o.path, kind: 'syncobject', pid: s.pid });
-        for (const r of await s.resources('/Code/**').catch(() => [])) {
+        // (a session that cannot list its code says why, at the next request for the listing)
+        const code = await s.resources('/Code/**').catch((e: unknown) => { failed = `${s.processFocus}: its code could not be listed: ${(e as Error)?.message ?? e}`; return []; });
+        for (const r of code) {
           if (r.module.startsWith('node:')) continue;
           this.files.set(r.module, path.resolve(s.cwd, r.module));
           add({ path: `/Code/${r.module}`, kind: 'module', pid: s.pid, label: r.module });
@@ -227,6 +233,7 @@ export class UiState {
       }
       const listed = [...nodes.values()];
       this.resourcesAt = Date.now();
+      this.listFailed = failed;
       // a page rebuilds its tree from a listing: only a new one is sent
       if (JSON.stringify(listed) === JSON.stringify(this.resources)) return;
       this.resources = listed;
