@@ -113,7 +113,7 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
 });
 
 test("stack samples dear to read (deep stacks, each sample a new one) are taken less often from then on, and the diagnosis says so; a shallow program's are not", async (t) => {
-  const slower = /^stack samples: they took [\d.]+ % of the time the thread could run \(reading them, and V8's profiler thread\); V8 samples it every (\d+) ms from now on \(was 10 ms\), their cost kept under 2.5 % of the thread$/;
+  const slower = /^stack samples: they took [\d.]+ % of the time the thread could run \(reading them, and V8's profiler thread\); V8 samples it every (\d+) ms from now on \(was 10 ms; [\d.]+ % expected\), their cost kept under 2.5 % of the thread$/;
   // under the default 5 % limit the samples may take half of it (judged over two seconds of windows)
   await calibration();
   const { diagnosis: d, session: deep } = await diagnose({ command: [process.execPath, 'deep-stacks.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], durationSeconds: 15 });
@@ -446,7 +446,9 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   // ...and well over it when the thread could run a tenth of it
   const slower = notes(0.9);
   assert.equal(slower.length, 1, slower.join('\n'));
-  assert.match(slower[0], /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms\)/);
+  const [, every, expected] = /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(slower[0]) ?? assert.fail(slower[0]);
+  // in one step (each restart of V8's profiler logs the heap's code again): the interval the windows' cost says fits, else the longest
+  assert.ok(Number(expected) <= 5 || every === '40', slower[0]);
 });
 
 test("observed cost of the stack samples' V8 profiler thread: its CPU time while it samples, as the kernel counts it", async (t) => {

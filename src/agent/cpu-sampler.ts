@@ -20,6 +20,7 @@ import * as fs from 'fs';
 import * as inspector from 'inspector';
 import { lastPart } from './no-regexp';
 import { runnableTime } from './runnable-time';
+import { WindowCostFit } from './window-cost-fit';
 
 /** V8's sampling interval: 100 samples a second per thread */
 export const SAMPLE_INTERVAL_US = 10_000;
@@ -39,6 +40,8 @@ export const SAMPLE_INTERVAL_US = 10_000;
 export const DEFAULT_SAMPLING_BUDGET = 0.025;
 /** the longest interval the budget may set: 25 samples a second */
 export const MAX_INTERVAL_US = 40_000;
+/** the intervals the budget chooses from: multiples of this */
+const INTERVAL_STEP_US = 10_000;
 
 /** the name V8 gives its profiler's thread (Linux shows 15 characters of a thread's name) */
 const PROFILER_THREAD = 'v8:ProfEvntProc';
@@ -138,6 +141,14 @@ export class CpuSampler {
   private readySince = 0;
   private lastShare = 0;
   private overBefore = 0;
+  /** the windows read since `since`, their samples; and per second of the last judged span: windows, samples, time the thread could run (ms) */
+  private windows = 0;
+  private samplesSince = 0;
+  private rate: { windows: number; samples: number; runnable: number } | null = null;
+  /** reading cost against samples per window, since the last (re)start of the profiler */
+  private readonly fit = new WindowCostFit();
+  /** the window just read was the first of a (re)started profiler: its cost is not the run's */
+  private fresh = true;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
   /** V8's profiler thread for this thread's profiles (Linux), and its CPU time (ms) at the last window */
   private profiler: { tid: string; cpuMs: number } | null = null;
@@ -218,8 +229,9 @@ export class CpuSampler {
       try {
         this.post!('Profiler.setSamplingInterval', { interval: next });
         this.interval = next;
+        const expected = this.predictedShare(interval, next);
         this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (reading them, and V8's profiler thread); ` +
-          `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
+          `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms${expected === null ? '' : `; ${(100 * expected).toFixed(1)} % expected`}), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
       } catch { /* kept as it was */ }
       this.profileWithThread(this.title(this.window));
     }
@@ -236,15 +248,27 @@ export class CpuSampler {
     // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
     // requires) is not its run
     this.spent += cost + profilerMs;
-    if (next !== interval) { this.spent = 0; this.since = t1; this.readySince = this.readyMs(); this.lastShare = this.overBefore = 0; }
-    else if (t1 - this.since >= 1000) {
-      const ready = this.readyMs();
-      const share = this.spent / runnableTime(t1 - this.since, ready - this.readySince);
-      this.readySince = ready;
-      this.lastShare = Math.min(share, this.overBefore);
-      this.overBefore = share;
-      this.spent = 0;
-      this.since = t1;
+    if (next !== interval) {
+      this.spent = this.windows = this.samplesSince = 0; this.since = t1; this.readySince = this.readyMs(); this.lastShare = this.overBefore = 0;
+      this.fit.clear(); this.rate = null; this.fresh = true;
+    } else {
+      // (the first window of a profile holds its start: every node new)
+      if (!this.fresh) this.fit.add(w.samples, cost + profilerMs);
+      this.fresh = false;
+      this.windows++;
+      this.samplesSince += w.samples;
+      if (t1 - this.since >= 1000) {
+        const ready = this.readyMs();
+        const runnable = runnableTime(t1 - this.since, ready - this.readySince);
+        const share = this.spent / runnable;
+        const s = (t1 - this.since) / 1000;
+        this.rate = { windows: this.windows / s, samples: this.samplesSince / s, runnable: runnable / s };
+        this.readySince = ready;
+        this.lastShare = Math.min(share, this.overBefore);
+        this.overBefore = share;
+        this.spent = this.windows = this.samplesSince = 0;
+        this.since = t1;
+      }
     }
     return w;
   }
@@ -274,10 +298,29 @@ export class CpuSampler {
     return spent;
   }
 
-  /** The interval of the next window: longer where reading windows cost over the budget (their samples' part shrinks with them); never shorter again. */
+  /**
+   * The interval of the next window: where reading windows cost over the budget,
+   * the shortest that the windows' cost line says fits it (only the samples' part
+   * shrinks with a longer interval), in one step: each restart of V8's profiler
+   * logs the heap's code again. Never shorter again.
+   */
   private nextInterval(): number {
     if (this.interval >= MAX_INTERVAL_US || this.lastShare <= this.budget) return this.interval;
+    for (let i = this.interval + INTERVAL_STEP_US; i < MAX_INTERVAL_US; i += INTERVAL_STEP_US) {
+      const share = this.predictedShare(this.interval, i);
+      if (share === null) break;
+      if (share <= this.budget) return i;
+    }
+    if (this.predictedShare(this.interval, MAX_INTERVAL_US) !== null) return MAX_INTERVAL_US;
     return Math.min(MAX_INTERVAL_US, this.interval * Math.max(2, Math.ceil(this.lastShare / this.budget)));
+  }
+
+  /** The share of the time the thread could run that reading windows would take at interval `to` (µs), from the cost line at `from`; null where not known. */
+  private predictedShare(from: number, to: number): number | null {
+    const line = this.fit.line();
+    const r = this.rate;
+    if (!line || !r || r.runnable <= 0) return null;
+    return (line[0] * r.windows + line[1] * r.samples * from / to) / r.runnable;
   }
 
   stop(): void {
