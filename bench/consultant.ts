@@ -6,6 +6,7 @@
 // run bare in the same benchmark.
 import { diagnose } from '../src/consultant/diagnose';
 import type { Diagnosis } from '../src/consultant/report';
+import { deadline } from '../src/session/deadline';
 import { BenchOptions, FIXTURES, firstFunctionSeconds, fmt, median, progress, ROOT, Section, table, TARGETS } from './lib';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -53,7 +54,7 @@ async function searchDemo(name: string, mode: typeof MODES[number]): Promise<{ d
   let stderr = '';
   const { diagnosis, session } = await diagnose({ command: [process.execPath, `${name}.js`, '120'] }, {
     // until the search is complete; 90 s at most
-    cwd: path.join(ROOT, 'demo'), stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, signal: AbortSignal.timeout(90_000),
+    cwd: path.join(ROOT, 'demo'), stdio: 'pipe', maxOverhead: mode.maxOverhead, maxTests: mode.maxTests, signal: deadline(90_000),
     onStart: (_c, s) => { s.child!.stderr!.setEncoding('utf8').on('data', (x: string) => { stderr += x; }); s.child!.stdout!.resume(); },
   });
   session.child?.kill();

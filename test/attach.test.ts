@@ -6,10 +6,13 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import WebSocket from 'ws';
 import { Interrupted, Session } from '../src/api';
 import { CLOSE_PORT } from '../src/agent/port-close';
 import { AttachError, withPortLock } from '../src/inspector/process-control';
+import { deadline } from '../src/session/deadline';
 import { CLI, FIXTURES, lineRequests, listensOnTcp, runNode, runNodeUntil, Target } from './support/helpers';
 
 const counted = path.join(FIXTURES, 'counted.js');
@@ -236,6 +239,19 @@ test('--duration that ended before the target is reached (paranode\'s own start 
   // no inspector was opened: the signal that opens it was never sent (a round trip lets any such line arrive first)
   await t.request('1', /done/);
   assert.doesNotMatch(t.err, /Debugger listening/);
+});
+
+test('a --duration\'s end fires after garbage collections: its timer holds the signal (AbortSignal.timeout\'s, inside AbortSignal.any, was collected on Node 20 and a diagnose ran on)', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  // as diagnose() combines it with the caller's signal: nothing else holds it
+  const end = AbortSignal.any([deadline(100), new AbortController().signal]);
+  const fired = new Promise<unknown>((r) => end.addEventListener('abort', () => r(end.reason), { once: true }));
+  for (let i = 0; i < 5; i++) gc();
+  // (its timer keeps no process alive, as AbortSignal.timeout's: a session's work does, here this)
+  const alive = setInterval(() => undefined, 1000);
+  const reason = await fired.finally(() => clearInterval(alive));
+  assert.ok(reason instanceof DOMException && reason.name === 'TimeoutError', String(reason));
 });
 
 test('attach: a port 9229 that another process closes as the tool connects is waited for, then the attach goes on', async () => {

@@ -2,6 +2,7 @@
 // a first calibration, attaching and placing included), so that it bounds the
 // whole run; where it has passed before the target is reached, the target is
 // not touched at all.
+import { deadline } from '../session/deadline';
 
 /** Milliseconds left of `duration` seconds counted from `since` (performance.now(); 0: the command's start). */
 export function durationLeft(duration: number, since = 0): number {
@@ -12,5 +13,5 @@ export function durationLeft(duration: number, since = 0): number {
 
 /** The end of a run's --duration as a signal (undefined: no --duration). */
 export function durationEnd(duration: number | undefined, since = 0): AbortSignal | undefined {
-  return duration ? AbortSignal.timeout(durationLeft(duration, since)) : undefined;
+  return duration ? deadline(durationLeft(duration, since)) : undefined;
 }

@@ -5,6 +5,7 @@ import { Session, SessionOptions } from '../session/session';
 import { busySamples, leavesByFunction } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted, ParanodeError } from '../session/errors';
+import { deadline } from '../session/deadline';
 import { MdlLibrary } from '../mdl/library';
 import { MetricManager } from '../metrics/manager';
 import { calleeName, loopNamed } from '../analysis/point-select';
@@ -43,7 +44,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   if (opts.progress) mm.on('progress', opts.progress);
   // the duration bounds the whole call; its end, or the caller's signal, ends the search
   const t0 = performance.now();
-  const end = AbortSignal.any([...(opts.durationSeconds ? [AbortSignal.timeout(Math.ceil(opts.durationSeconds * 1000))] : []), ...(opts.signal ? [opts.signal] : [])]);
+  const end = AbortSignal.any([...(opts.durationSeconds ? [deadline(Math.ceil(opts.durationSeconds * 1000))] : []), ...(opts.signal ? [opts.signal] : [])]);
   // measured before the program is touched, not while it runs
   await mm.costCalibration();
   if (end.aborted && !opts.signal?.aborted) {
