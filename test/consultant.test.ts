@@ -348,6 +348,10 @@ test('async-wait demo on one core shared with six busy processes: waiting, and n
   try {
     const { d } = await diagnoseDemo('async-wait', {
       hypotheses: ['cpu_bound', 'waiting'],
+      // no cost limit: the thread runs a seventh of the time, and priced against that the default 5 %
+      // held the refinement's tests back (the search took 18-112 s on Node 22 by hand, and past the
+      // demo's 120 s in CI); what the limit does is not this test's question
+      maxOverhead: Infinity,
       onStart: (_c, s) => assert.equal(spawnSync('taskset', ['-a', '-p', '-c', core, String(s.pid)]).status, 0),
     });
     assert.equal(first(d, 'waiting')?.focus, '/Code/async-wait.js/fetchProfile', JSON.stringify(d.bottlenecks));
