@@ -306,13 +306,10 @@ export class CpuSampler {
    */
   private nextInterval(): number {
     if (this.interval >= MAX_INTERVAL_US || this.lastShare <= this.budget) return this.interval;
-    for (let i = this.interval + INTERVAL_STEP_US; i < MAX_INTERVAL_US; i += INTERVAL_STEP_US) {
-      const share = this.predictedShare(this.interval, i);
-      if (share === null) break;
-      if (share <= this.budget) return i;
-    }
-    if (this.predictedShare(this.interval, MAX_INTERVAL_US) !== null) return MAX_INTERVAL_US;
-    return Math.min(MAX_INTERVAL_US, this.interval * Math.max(2, Math.ceil(this.lastShare / this.budget)));
+    // no line yet (windows all alike): longer by the share over the budget
+    if (this.predictedShare(this.interval, MAX_INTERVAL_US) === null) return Math.min(MAX_INTERVAL_US, this.interval * Math.max(2, Math.ceil(this.lastShare / this.budget)));
+    for (let i = this.interval + INTERVAL_STEP_US; i < MAX_INTERVAL_US; i += INTERVAL_STEP_US) if (this.predictedShare(this.interval, i)! <= this.budget) return i;
+    return MAX_INTERVAL_US;
   }
 
   /** The share of the time the thread could run that reading windows would take at interval `to` (µs), from the cost line at `from`; null where not known. */
