@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
@@ -278,6 +279,31 @@ test('attach: a port 9229 that another process closes as the tool connects is wa
   await t.request('500', /done (\d+)/);
   await s.sample();
   assert.equal(value(s, 'n'), 500);
+});
+
+test('attach: a port 9229 held by a listener that does not answer is not taken for closed: no signal until it is free, then the attach goes on', async () => {
+  const t = new Target(counted);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  // something on 9229 that accepts and never answers; it lets go once the tool has given up on
+  // its first connection (before, a silent port was read as closed: the signal then made the
+  // target's inspector fail to bind, and the attach waited 10 s for a port that never opened)
+  let connections = 0;
+  const silent = net.createServer((socket) => {
+    connections++;
+    socket.on('error', () => undefined);
+    socket.resume();
+    socket.once('close', () => { silent.close(); });
+  });
+  await withPortLock(() => new Promise<void>((r) => silent.listen(9229, '127.0.0.1', r)));
+  const s = await Session.attach(t.pid);
+  after(() => s.detach());
+  assert.ok(connections >= 1);
+  await s.probe('/Code/counted.js/f.entry: n++');
+  await t.request('500', /done (\d+)/);
+  await s.sample();
+  assert.equal(value(s, 'n'), 500);
+  assert.doesNotMatch(t.err, /failed|address already in use/, 'the target\'s inspector never tried the held port');
 });
 
 test('attach to a program busy in long callbacks: the port the signal opened is closed for good, session after session', async () => {

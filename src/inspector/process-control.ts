@@ -47,15 +47,29 @@ export async function launchTarget(server: AgentServer, command: string[], confi
   return { child, agent };
 }
 
-function getJson(url: string, timeoutMs = 1000): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { timeout: timeoutMs }, (res) => {
+/**
+ * What answers on the inspector port: `closed` only where nothing listens (the
+ * connection is refused). A listener that is slow or does not answer as an
+ * inspector is not taken for closed: a loaded target's inspector can take over
+ * the half second to list its targets, and a close read from that let an attach
+ * go on while the port was still open, to be closed under the next attach.
+ */
+type PortState = { state: 'closed' } | { state: 'open'; targets: any[] } | { state: 'unknown'; why: string };
+
+function probePort(timeoutMs = 500): Promise<PortState> {
+  return new Promise((resolve) => {
+    const req = http.get(`http://127.0.0.1:${INSPECTOR_PORT}/json/list`, { timeout: timeoutMs }, (res) => {
       let d = '';
       res.on('data', (c) => (d += c));
-      res.on('end', () => { try { resolve(JSON.parse(d)); } catch (e) { reject(e); } });
+      res.on('end', () => {
+        let targets: unknown;
+        try { targets = JSON.parse(d); } catch { /* not JSON */ }
+        resolve(Array.isArray(targets) ? { state: 'open', targets } : { state: 'unknown', why: 'answers HTTP, not as a Node inspector' });
+      });
+      res.on('error', (e) => resolve({ state: 'unknown', why: e.message }));
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED' ? { state: 'closed' } : { state: 'unknown', why: e.message }));
   });
 }
 
@@ -119,12 +133,8 @@ class WsTransport implements Transport {
   close(): void { this.ws.terminate(); }
 }
 
-async function inspectorTargets(): Promise<any[] | null> {
-  try { return await getJson(`http://127.0.0.1:${INSPECTOR_PORT}/json/list`, 500); } catch { return null; }
-}
-
 async function portClosed(): Promise<boolean> {
-  return (await inspectorTargets()) === null;
+  return (await probePort()).state === 'closed';
 }
 
 /** exposureMs: how long the inspector port was open (from the signal to closed), if paranode opened it */
@@ -156,25 +166,28 @@ class PortTaken extends AttachError {}
 
 async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentConfig, 'socketPath' | 'token' | 'finalPath'>, timeoutMs: number): Promise<AttachResult> {
   {
-    let targets = await inspectorTargets();
+    let port = await probePort();
+    // a listener that is no inspector (or one that does not answer): the signal would only make
+    // the target's inspector fail to bind, with a line on its stderr
+    if (port.state === 'unknown') throw new PortTaken(`port ${INSPECTOR_PORT} is held by a process that does not answer as a Node inspector (${port.why})`);
     let openedPort = false;
     let guard: PortGuard | null = null;
     let signalledAt = 0;
-    if (targets === null) {
+    if (port.state === 'closed') {
       checkSignalable(pid);
       guard = PortGuard.start(pid, INSPECTOR_PORT);
       signalledAt = performance.now();
       (process as any)._debugProcess(pid);
       openedPort = true;
       const deadline = Date.now() + timeoutMs;
-      while ((targets = await inspectorTargets()) === null) {
+      while ((port = await probePort()).state !== 'open') {
         try { process.kill(pid, 0); } catch { throw new AttachError(`process ${pid} exited while its inspector was being opened`); }
         if (Date.now() > deadline) throw new AttachError(`the inspector of process ${pid} did not open on 127.0.0.1:${INSPECTOR_PORT} within ${timeoutMs} ms`);
         await sleep(5);
       }
     }
     await faultPoint('handshake');
-    const url = targets[0]?.webSocketDebuggerUrl;
+    const url = port.targets[0]?.webSocketDebuggerUrl;
     if (!url) throw new AttachError(`the inspector on port ${INSPECTOR_PORT} lists no target`);
     const ws = new WebSocket(url, { perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {
