@@ -1,7 +1,7 @@
 // --ui and --ui-port on run, attach and diagnose: the live web page beside the terminal view.
 import { Command, InvalidArgumentError } from 'commander';
 import type { MdlLibrary } from '../mdl/library';
-import { UiServer } from '../ui/server';
+import type { UiServer } from '../ui/server';
 
 export interface UiCliOpts { ui?: boolean; uiPort?: number }
 
@@ -20,7 +20,9 @@ export function addUiOptions(cmd: Command): Command {
 /** The page's server if asked for, its address printed; undefined if not. */
 export async function openUi(opts: UiCliOpts, title: string, library?: MdlLibrary, search = false): Promise<UiServer | undefined> {
   if (!opts.ui && opts.uiPort === undefined) return undefined;
-  const ui = await UiServer.open({ port: opts.uiPort ?? 0, title, library, search });
+  // loaded only when asked for: the page's server and its WebSocket library take ~15 ms of every start
+  const { UiServer: Server } = await import('../ui/server');
+  const ui = await Server.open({ port: opts.uiPort ?? 0, title, library, search });
   process.stderr.write(`paranode: the live page is at ${ui.url} (it stops when the session ends)\n`);
   return ui;
 }

@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as http from 'http';
 import * as os from 'os';
 import * as path from 'path';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { AgentConfig, ToolIdentity } from '../agent/config';
 import { AGENT_ENV } from '../agent/config';
 import { CLOSE_PORT } from '../agent/port-close';
@@ -189,7 +189,9 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
     await faultPoint('handshake');
     const url = port.targets[0]?.webSocketDebuggerUrl;
     if (!url) throw new AttachError(`the inspector on port ${INSPECTOR_PORT} lists no target`);
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    // loaded here: only an attach through the signal's port needs it (~10-15 ms of every launch's start)
+    const { default: WebSocketClient } = await import('ws');
+    const ws = new WebSocketClient(url, { perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       // a port open for another process that closed it as we connected: wait for it and try again
