@@ -85,6 +85,21 @@ test('attach: exact counts through LiveEdit slots, then detach leaves the target
   assert.equal(t.err.includes('Error'), false, t.err);
 });
 
+test('attach leaves the target\'s stdout and stderr as they were (blocking pipes): its blocking writes stay whole, during the session and after', async () => {
+  const t = new Target(path.join(FIXTURES, 'stdio-modes.js'));
+  after(() => t.kill());
+  const plain = (await t.waitFor(/ready: (.*)/))[1];
+  assert.equal(plain, 'non-blocking stdout false, stderr false');
+  const s = await t.attach();
+  await s.probe('/Code/stdio-modes.js/report.entry: n++');
+  assert.equal((await t.request('during', /during: (.*)/))[1], plain);
+  assert.equal((await t.request('big', /big: (.*)/))[1], `${plain} wrote 1048576`);
+  await s.sample();
+  assert.equal(value(s, 'n'), 2);
+  await s.detach();
+  assert.equal((await t.request('after', /after: (.*)/))[1], plain);
+});
+
 test('two processes attached at once on one host', async () => {
   const a = new Target(counted);
   const b = new Target(counted);

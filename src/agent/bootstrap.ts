@@ -77,8 +77,10 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
       // program's flags too (--cpu-prof, --heap-prof: a worker writes a profile file of its own)
       env: { ...process.env, [AGENT_ENV]: '', NODE_OPTIONS: '' },
       execArgv: [],
-      stdout: false,
-      stderr: false,
+      // its stdio kept apart, unread: piped to the program's process.stdout (false), creating
+      // that would make a pipe on fd 1 non-blocking, and the program's blocking writes short
+      stdout: true,
+      stderr: true,
     }), (relay, event, args) => event === 'worker' && args[0] === relay);
     // its messages are not the program's: on no channel (msgs, msg_wait)
     rt.instances.notProgramsWorker(worker);
