@@ -125,6 +125,39 @@ test('a launched program sees its own environment: no paranode variable, its NOD
   assert.deepEqual([total('f'), total('g')], [3, 4]);
 });
 
+/**
+ * `paranode diagnose -d 1` of stdio-modes.js, its stdout and stderr sockets (as from
+ * spawn) or one pipe (`2>&1 | cat`): the program's lines to `ready`, then to `big`,
+ * sent once paranode has written to the same stdout (its report) and stderr.
+ */
+async function stdioModesRun(viaPipe: boolean): Promise<string[]> {
+  const args = [CLI, 'diagnose', '-d', '1', '--', process.execPath, 'stdio-modes.js'];
+  const tool = viaPipe
+    ? spawn('sh', ['-c', '"$0" "$@" 2>&1 | cat', process.execPath, ...args], { cwd: FIXTURES, stdio: 'pipe' })
+    : spawn(process.execPath, args, { cwd: FIXTURES, stdio: 'pipe' });
+  let out = '';
+  let err = '';
+  let sent = false;
+  const closed = new Promise<number | null>((r) => tool.once('close', (c) => r(c)));
+  const look = () => {
+    if (!sent && /^paranode: diagnosing process/m.test(viaPipe ? out : err) && /^paranode: diagnosis of process/m.test(out)) { sent = true; tool.stdin.end('big\n'); }
+  };
+  tool.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; look(); });
+  tool.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; look(); });
+  assert.equal(await closed, 0, err);
+  assert.ok(sent, `paranode's report never came: ${out.slice(-500)}${err}`);
+  return [...out.matchAll(/(ready|big): .*/g)].map((m) => m[0]);
+}
+
+test('CLI: a launched program\'s stdout and stderr stay as the shell gave them (blocking) whatever paranode writes to its own (diagnose); one blocking write of 1 MB writes it all', async () => {
+  const plain = spawnSync(process.execPath, ['stdio-modes.js'], { cwd: FIXTURES, encoding: 'utf8', input: 'big\n', maxBuffer: 8 << 20 });
+  assert.equal(plain.status, 0, plain.stderr);
+  const lines = [...plain.stdout.matchAll(/(ready|big): .*/g)].map((m) => m[0]);
+  assert.deepEqual(lines, ['ready: non-blocking stdout false, stderr false', 'big: non-blocking stdout false, stderr false wrote 1048576']);
+  assert.deepEqual(await stdioModesRun(false), lines, 'stdout and stderr sockets');
+  assert.deepEqual(await stdioModesRun(true), lines, 'stdout and stderr one pipe');
+});
+
 test('CLI: once the launched program runs, paranode runs at --nice (default 10) and the program at its own priority', async () => {
   // "parent" prints the niceness of the program's parent, paranode itself
   const prog = `const os = require('os'); console.log('own', os.getPriority());

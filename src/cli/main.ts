@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // paranode command line: diagnose | run | attach | resources | metrics | calibrate | demo
 import './tool-code-cache';
+// fd 1 and 2 as given, before anything of the tool writes to them
+import '../inspector/target-stdio';
 import { Command, InvalidArgumentError } from 'commander';
 import * as fs from 'fs';
 import * as path from 'path';

@@ -17,6 +17,7 @@ import { faultPoint } from './fault-injection';
 import { dormantDir, ensureOwnDir, untrustedDir } from '../agent/dormant-dir';
 import { AttachError, checkNodeProcess, checkSignalable } from './pid-check';
 import { PortGuard } from './port-guard';
+import { targetStdio } from './target-stdio';
 
 export { AttachError };
 
@@ -38,7 +39,13 @@ export async function launchTarget(server: AgentServer, command: string[], confi
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim(),
     [AGENT_ENV]: `@${configFile}`,
   };
-  const child = spawn(command[0], command.slice(1), { stdio: [stdio, stdio, stdio], env, cwd });
+  const own = stdio === 'inherit' ? targetStdio() : null;
+  let child: ChildProcess;
+  try {
+    child = spawn(command[0], command.slice(1), { stdio: own?.stdio ?? [stdio, stdio, stdio], env, cwd });
+  } finally {
+    own?.close();
+  }
   const exited = new Promise<string>((resolve) => {
     child.once('error', (e) => resolve(`cannot start ${command[0]}: ${e.message}`));
     child.once('exit', (code, sig) => resolve(`${command.join(' ')} exited (${sig ?? `code ${code}`}) before its agent connected; is it a Node.js program?`));
