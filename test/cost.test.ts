@@ -10,7 +10,8 @@ import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { CpuSampler, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
-import { SWITCH_GAP_MS } from '../src/agent/runtime';
+import { COST_SERIES, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
+import { THREAD_SERIES } from '../src/session/series';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
 import { diagnose } from '../src/consultant/diagnose';
@@ -423,6 +424,32 @@ test('the observed cost of a thread that waits for its core is a share of the ti
   const expected = spent / (dt - waited);
   assert.ok(Math.abs(watch.highestShare - expected) <= 0.02 * expected || watch.highestShare > expected, `${watch.highestShare} against ${expected}`);
   assert.ok(watch.highestShare > 1.3 * spent / dt, `${watch.highestShare}: the share of wall time is ${spent / dt}`);
+  await s.detach();
+});
+
+test('the tool\'s work in a thread that shares its core is charged for the time the thread could run, not the waits inside it', async (t) => {
+  // an idle program and a busy sibling on one core: the tool places and removes a probe over
+  // every function of esprima, work long enough for the scheduler to hand the core over inside it
+  const core = String(os.cpus().length - 1);
+  const sibling = spawn('taskset', ['-c', core, process.execPath, '-e', 'for (;;);'], { stdio: 'ignore' });
+  t.after(() => sibling.kill());
+  const s = await Session.launch(['taskset', '-c', core, process.execPath, '-e', 'require("esprima"); console.log("ready"); setInterval(() => {}, 1 << 30);'],
+    [], { stdio: 'pipe', cwd: ROOT, watchThreads: true });
+  t.after(() => s.child?.kill());
+  await lineRequests(s.child!)('', /ready/);
+  const read = () => ({ tool: (s.sampled(`${COST_SERIES}${TOOL_CLASS}`, 'main')?.last ?? 0) / 1e6, ran: s.sampled(`${THREAD_SERIES}ran`, 'main')!.last, waited: s.sampled(`${THREAD_SERIES}ready`, 'main')!.last });
+  await s.sample();
+  const before = read();
+  for (let i = 0; i < 10; i++) {
+    const { id } = await s.probe('/Code/**/esprima.js/*.entry: n++');
+    await s.removeProbe(id);
+  }
+  await s.sample();
+  const now = read();
+  const tool = now.tool - before.tool, ran = now.ran - before.ran, waited = now.waited - before.waited;
+  assert.ok(waited > 0.02, `the thread waited ${waited} s for its core: the sibling shares it`);
+  // the thread ran the tool's work and little else (the samples' own work is in the tool's too)
+  assert.ok(tool > 0 && tool <= ran + 0.002, `the tool's work charged ${tool.toFixed(4)} s; the thread ran ${ran.toFixed(4)} s and waited ${waited.toFixed(4)} s`);
   await s.detach();
 });
 

@@ -628,13 +628,20 @@ export class Runtime {
     }
   }
 
-  /** Run work for the tool, counting its microseconds into the observed cost. */
+  /**
+   * Run work for the tool, counting its microseconds into the observed cost: the
+   * time the thread could run meanwhile, as the limit's denominator counts it
+   * (runnable-time.ts). Its wall time counted the waits of a thread sharing its
+   * core, which the observed cost then judged against the time it could run.
+   */
   private servingTool<T>(work: () => T): T {
     const t0 = this.now();
+    const waited0 = schedMs()[1];
     try {
       return asOwnWork(work);
     } finally {
-      this.chargeTool(Math.round((this.now() - t0) * 1000));
+      const ran = this.now() - t0 - Math.max(0, schedMs()[1] - waited0);
+      this.chargeTool(Math.round(Math.max(0, ran) * 1000));
       if (this.switched.size) this.countSwitches();
     }
   }
