@@ -635,15 +635,18 @@ export class Runtime {
    * core, which the observed cost then judged against the time it could run.
    */
   private servingTool<T>(work: () => T): T {
-    const t0 = this.now();
-    const waited0 = schedMs()[1];
-    try {
-      return asOwnWork(work);
-    } finally {
-      const ran = this.now() - t0 - Math.max(0, schedMs()[1] - waited0);
-      this.chargeTool(Math.round(Math.max(0, ran) * 1000));
-      if (this.switched.size) this.countSwitches();
-    }
+    // the schedstat reads too: readFileSync opens and reads through fs, which sync_io may wrap
+    return asOwnWork(() => {
+      const t0 = this.now();
+      const waited0 = schedMs()[1];
+      try {
+        return work();
+      } finally {
+        const ran = this.now() - t0 - Math.max(0, schedMs()[1] - waited0);
+        this.chargeTool(Math.round(Math.max(0, ran) * 1000));
+        if (this.switched.size) this.countSwitches();
+      }
+    });
   }
 
   /**
