@@ -20,6 +20,7 @@ import * as fs from 'fs';
 import * as inspector from 'inspector';
 import { lastPart } from './no-regexp';
 import { runnableTime } from './runnable-time';
+import { procText } from './unpooled';
 import { WindowCostFit } from './window-cost-fit';
 
 /** V8's sampling interval: 100 samples a second per thread */
@@ -50,7 +51,7 @@ const PROFILER_THREAD = 'v8:ProfEvntProc';
 function profilerThreads(): string[] {
   try {
     return fs.readdirSync('/proc/self/task').filter((t) => {
-      try { return fs.readFileSync(`/proc/self/task/${t}/comm`, 'latin1').trim() === PROFILER_THREAD; } catch { return false; }
+      try { return procText(`/proc/self/task/${t}/comm`).trim() === PROFILER_THREAD; } catch { return false; }
     });
   } catch {
     return [];
@@ -60,7 +61,7 @@ function profilerThreads(): string[] {
 /** A thread's time on a CPU so far (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
 function threadCpuMs(tid: string): number {
   try {
-    return Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
+    return Number(procText(`/proc/self/task/${tid}/schedstat`).split(' ')[0]) / 1e6;
   } catch {
     return NaN;
   }

@@ -88,7 +88,10 @@ export function installLoadHooks(rt: Runtime, opts: { always?: boolean } = {}): 
     // Node refuses to strip types under node_modules: its error, on its text
     if (stripped && filename.includes(`${path.sep}node_modules${path.sep}`)) return r;
     try {
-      const text = typeof r.source === 'string' ? r.source : Buffer.from(r.source as Uint8Array).toString('utf8');
+      // (a view: a copy would take the program's Buffer pool, see unpooled.ts)
+      const src = r.source as ArrayBufferView | ArrayBuffer;
+      const text = typeof r.source === 'string' ? r.source
+        : (ArrayBuffer.isView(src) ? Buffer.from(src.buffer, src.byteOffset, src.byteLength) : Buffer.from(src)).toString('utf8');
       const source = stripped ? stripTypes(text) : text;
       const format = stripped ?? r.format;
       let code: string;

@@ -34,9 +34,15 @@ export function closeInspectorPort(): void {
     let tids: string[];
     try { tids = fs.readdirSync('/proc/self/task'); } catch { return false; /* no /proc */ }
     const threads: { tid: number; name: string; state: string; start: number }[] = [];
+    // read into memory of its own, not Buffer's pool (see unpooled.ts: this can run by interrupt)
+    const buf = Buffer.allocUnsafeSlow(1024);
+    const read = (file: string): string => {
+      const fd = fs.openSync(file, 'r');
+      try { return buf.toString('latin1', 0, fs.readSync(fd, buf, 0, buf.length, 0)); } finally { fs.closeSync(fd); }
+    };
     for (const tid of tids) {
       try {
-        const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+        const stat = read(`/proc/self/task/${tid}/stat`);
         const end = stat.lastIndexOf(')');
         const fields = stat.slice(end + 2).split(' ');
         threads.push({ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, end), state: fields[0], start: Number(fields[19]) });

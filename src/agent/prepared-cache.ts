@@ -28,6 +28,7 @@ import type { PreparedScript } from '../instrument/transform';
 import { openCacheDir } from './cache-dir';
 import { identityAtStart, preparingFiles } from './preparing-code';
 import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
+import { fileBytes, joined, utf8 } from './unpooled';
 
 const FORMAT = 'pnc6';
 
@@ -49,7 +50,7 @@ function buildId(dir: string): string {
   h.update(FORMAT);
   for (const f of preparingFiles()) {
     if (f.endsWith('package.json')) { try { h.update(JSON.parse(fs.readFileSync(f, 'utf8')).version); } catch { /* unreadable: the rest still moves */ } }
-    else h.update(path.basename(f)).update(fs.readFileSync(f));
+    else h.update(path.basename(f)).update(fileBytes(f));
   }
   // what is parsed depends on the V8 that runs it (the import phases it compiles)
   h.update(process.version);
@@ -83,7 +84,7 @@ function readFully(fd: number, into: Uint8Array, position: number): void {
 }
 
 /** The script number an entry's text was prepared with, under its checksum (renumbering trusts it). */
-const numbered = (no: number): Uint8Array => Buffer.from(String(no));
+const numbered = (no: number): Uint8Array => utf8(String(no));
 
 /** An entry's first line. `code` and `meta` are read at load (`sum`, which covers `no` too), `json` and `ints` when first needed (`rest`). */
 interface EntryHead { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
@@ -171,7 +172,7 @@ export class PreparedCache {
         this.write(file, fresh, wanted);
         const r = encodeRest(fresh);
         // (a copy: the encoder's buffer is 256 KB at least)
-        return { json: Buffer.from(r.json, 'utf8'), ints: r.ints.slice(), calls: (JSON.parse(r.head) as { calls: number[] }).calls };
+        return { json: utf8(r.json), ints: r.ints.slice(), calls: (JSON.parse(r.head) as { calls: number[] }).calls };
       } catch {
         return null;
       }
@@ -200,7 +201,7 @@ export class PreparedCache {
     try {
       const { head, body } = readHead(fd);
       if (String(head.no).length !== width) throw new Error('corrupt');
-      const loaded = Buffer.allocUnsafe(head.code + head.meta);
+      const loaded = Buffer.allocUnsafeSlow(head.code + head.meta);
       readFully(fd, loaded, body);
       if (checksum(loaded, numbered(head.no)) !== head.sum) throw new Error('corrupt');
       const code = loaded.toString('utf8', 0, head.code);
@@ -248,13 +249,13 @@ export class PreparedCache {
   private write(file: string, p: PreparedScript, no: number): void {
     const tmp = `${file}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
     try {
-      const code = Buffer.from(p.code, 'utf8');
+      const code = utf8(p.code);
       const rest = encodeRest(p);
-      const meta = Buffer.from(rest.head, 'utf8');
-      const json = Buffer.from(rest.json, 'utf8');
+      const meta = utf8(rest.head);
+      const json = utf8(rest.json);
       const ints = Buffer.from(rest.ints.buffer, rest.ints.byteOffset, rest.ints.byteLength);
-      const head = Buffer.from(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta, numbered(no)), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
-      fs.writeFileSync(tmp, Buffer.concat([head, code, meta, json, ints]), { mode: 0o600, flag: 'wx' });
+      const head = utf8(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta, numbered(no)), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
+      fs.writeFileSync(tmp, joined([head, code, meta, json, ints]), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, file);
     } catch {
       try { fs.unlinkSync(tmp); } catch { /* not written */ }

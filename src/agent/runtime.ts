@@ -4,7 +4,6 @@
 // standing probe requests that are matched against every prepared script,
 // including scripts loaded later. It never throws into the program: every
 // handler body is wrapped, and every entry point here catches.
-import * as fs from 'fs';
 import * as path from 'path';
 import { performance as perf, PerformanceObserver } from 'perf_hooks';
 import { isMainThread } from 'worker_threads';
@@ -26,6 +25,7 @@ import { moduleNameOf } from '../analysis/module-name';
 import { readCalibrationEntry } from '../cost/calibration-file';
 import { lastPart, nameTester } from './no-regexp';
 import { ownPackageDirs } from './own-code';
+import { procText } from './unpooled';
 import type { ScriptLayout } from '../instrument/layout';
 
 type Handler = (...args: unknown[]) => void;
@@ -1395,16 +1395,15 @@ function setConstGlobal(name: string, v: unknown): void {
  * waited for one]. The second counts other processes on its cores and a
  * cgroup's CPU quota alike; the first is the kernel's own count of the
  * thread's CPU time, whatever clock the timers use. [-1, 0] where they cannot
- * be read. Read in the thread itself: thread-self is the caller. The function
- * is taken now, before the runtime may wrap fs for the program's sync_io: its
- * own reads are not the program's.
+ * be read. Read in the thread itself: thread-self is the caller. Read by
+ * procText: fs functions taken before the runtime may wrap fs for the
+ * program's sync_io, and no memory from Buffer's pool (unpooled.ts).
  */
 let schedstat = process.platform === 'linux';
-const readFile = fs.readFileSync;
 function schedMs(): [number, number] {
   if (!schedstat) return [-1, 0];
   try {
-    const f = readFile('/proc/thread-self/schedstat', 'latin1').split(' ');
+    const f = procText('/proc/thread-self/schedstat').split(' ');
     return [Number(f[0]) / 1e6, Number(f[1]) / 1e6 || 0];
   } catch {
     schedstat = false;
