@@ -635,7 +635,7 @@ export class Runtime {
    * core, which the observed cost then judged against the time it could run.
    */
   private servingTool<T>(work: () => T): T {
-    // the schedstat reads too: readFileSync opens and reads through fs, which sync_io may wrap
+    // the whole of it the runtime's own, its clock reads and switch counting included
     return asOwnWork(() => {
       const t0 = this.now();
       const waited0 = schedMs()[1];

@@ -25,9 +25,8 @@ function nonBlocking(fd: number): boolean | undefined {
 /** fd 1 and 2 as given to this process: read at import, so imported before anything writes (cli/main.ts) */
 const given = new Map<number, boolean | undefined>([1, 2].map((fd) => [fd, nonBlocking(fd)]));
 
-/** A blocking description of its own for the pipe on `fd`; null where it is not a pipe. */
-function reopenPipe(fd: number): number | null {
-  if (!fs.fstatSync(fd).isFIFO()) return null;
+/** A blocking description of its own for the pipe on `fd`. */
+function reopenPipe(fd: number): number {
   const self = `/proc/self/fd/${fd}`;
   // opening a pipe write-only waits for a reader, for good if its reader has just
   // gone: a read-write guard is one, held only while the writer opens
@@ -54,10 +53,15 @@ export function targetStdio(): { stdio: ('inherit' | number)[]; close(): void } 
   const stdio: ('inherit' | number)[] = ['inherit', 'inherit', 'inherit'];
   for (const fd of [1, 2]) {
     if (given.get(fd) !== false) continue;
-    let own: number | null = null;
-    try { own = reopenPipe(fd); } catch { /* not a pipe /proc can open: as given */ }
-    if (own !== null) { opened.push(own); stdio[fd] = own; continue; }
-    if (fs.fstatSync(fd).isSocket()) setBlocking(fd);
+    let st: fs.Stats;
+    try { st = fs.fstatSync(fd); } catch { continue; }
+    if (st.isSocket()) setBlocking(fd);
+    if (!st.isFIFO()) continue;
+    try {
+      const own = reopenPipe(fd);
+      opened.push(own);
+      stdio[fd] = own;
+    } catch { /* /proc cannot open it: as given */ }
   }
   return { stdio, close: () => { for (const fd of opened) fs.closeSync(fd); } };
 }
