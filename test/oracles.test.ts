@@ -60,14 +60,21 @@ test('gc_time is the sum of the pauses V8\'s --trace-gc prints for the same run'
   // measured (asked for at launch: from the thread's start) and V8 prints every pause
   // the program's first line collects by gc(), which V8's trace marks "testing": its pauses from there are the program's
   // (paranode's agent loads before it, and its collections then come before the observer that gc_time reads)
-  const prog = 'gc(); const keep = []; let n = 0; for (let i = 0; i < 40000; i++) { n += new Array(1250).fill(i).length; if (i % 50 === 0) keep.push(new Array(1000).fill(i)); } console.log("done", n + keep.length)';
+  // the program also sums Node's own entries for its collections (an observer of its own, made before its
+  // gc()): the value paranode reports is that sum exactly, whatever the machine's load adds to each
+  const prog = 'const { PerformanceObserver } = require("perf_hooks"); let own = 0, seen = 0; const take = (l) => { for (const e of l) { own += e.duration; seen++; } };'
+    + ' const o = new PerformanceObserver((l) => take(l.getEntries())); o.observe({ entryTypes: ["gc"] });'
+    + ' gc(); const keep = []; let n = 0; for (let i = 0; i < 40000; i++) { n += new Array(1250).fill(i).length; if (i % 50 === 0) keep.push(new Array(1000).fill(i)); }'
+    + ' setImmediate(() => setImmediate(() => { take(o.takeRecords()); o.disconnect(); console.log("done", n + keep.length, own / 1000, seen); }))';
   const { session: s, manager } = await MetricManager.launch([process.execPath, '--trace-gc', '--expose-gc', '-e', prog], [{ metric: 'gc_time' }], { stdio: 'pipe' });
   after(() => s.detach());
   let out = '';
   s.child!.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   s.startSampling(200);
   await s.waitForExit();
-  assert.match(out, /done \d+/);
+  const done = /^done \d+ (\S+) (\d+)$/m.exec(out);
+  assert.ok(done, `the program did not end:\n${out.slice(-2000)}`);
+  const own = Number(done[1]), seen = Number(done[2]);
   // "[pid:isolate]  143 ms: Scavenge 5.6 (8.4) -> 3.7 (8.4) MB, pooled: 0 MB, 0.11 / 0.00 ms ..." (the pause, then its part in background threads)
   const first = out.search(/^.*testing.*$/m);
   assert.ok(first >= 0, `no collection by gc() in V8's trace:\n${out.slice(0, 2000)}`);
@@ -75,12 +82,19 @@ test('gc_time is the sum of the pauses V8\'s --trace-gc prints for the same run'
   assert.ok(pauses.length >= 50, `V8 printed ${pauses.length} pauses:\n${out.slice(0, 2000)}`);
   const traced = pauses.reduce((a, b) => a + b, 0);
   const gc = manager.values().find((v) => v.name === 'gc_time')!.total;
-  // Node times each collection from V8's prologue to its epilogue callback: the pause V8 prints and
-  // the callbacks' own few microseconds (20-30 us a collection measured on 22/24/26 by themselves; on a
-  // loaded machine the thread is also descheduled between them: 0.37 ms a collection once, beside the
-  // whole suite). Fewer than V8's pauses would be collections missed; two times them, counted twice
-  assert.ok(gc >= 0.9 * traced - 0.001 && gc <= traced + pauses.length * 0.5e-3 + 0.005,
-    `gc_time ${(gc * 1000).toFixed(2)} ms, V8's trace ${(traced * 1000).toFixed(2)} ms in ${pauses.length} pauses`);
+  const said = `gc_time ${(gc * 1000).toFixed(3)} ms; the program's own observer ${(own * 1000).toFixed(3)} ms in ${seen} collections; V8's trace ${(traced * 1000).toFixed(2)} ms in ${pauses.length} pauses`;
+  // Node has an entry for each collection V8 prints, but not one for one: an incremental marking's steps
+  // are an entry of their own in some runs, and the collection that finishes them is one or none (seen
+  // on 24 and 26 without paranode: 114 entries for 114 pauses, 117 for 116, 113 for 114)
+  assert.ok(Math.abs(seen - pauses.length) <= 2, said);
+  // Node times each collection from V8's prologue to its epilogue callback: the pause V8 prints, the
+  // callbacks' own few microseconds, and on a loaded machine the time the thread was descheduled
+  // between them (0.37 ms a collection once, 0.58 ms in 87 once, beside the whole suite): never less
+  // than V8's pause
+  assert.ok(own >= 0.9 * traced - 0.001, said);
+  // paranode's value is those entries', none missed and none counted twice; but a collection in the
+  // program's last lines, after it read its own, reaches paranode alone
+  assert.ok(gc >= own - 1e-6 * seen && gc <= own + 1e-6 * seen + Math.max(...pauses) + 0.001, said);
 });
 
 test('event_loop_idle, event_loop_utilization and event_loop_blocked against the target\'s own clock: a timer awaited is idle, a task holding the loop is busy and blocked', async () => {
