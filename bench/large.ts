@@ -105,7 +105,7 @@ async function realPath(lib: 'esprima' | 'typescript', how: 'attach' | 'launch')
       steps.push({ name: 'null', fn: () => sleep(2) });
       steps.push({ name: 'later', fn: () => session.probe(`/Code/${mod}/${ONE[lib]}: later${i}++`) });
       // the first request of every probe(): the runtime's list of prepared functions and points (private CDP)
-      steps.push({ name: 'list', fn: () => (session as any).cdp.evaluate(`globalThis[Symbol.for('paranode.runtime')].scriptsSince(-1)`) });
+      steps.push({ name: 'list', fn: () => (session as any).cdp.evaluate(`globalThis[Symbol.for('paranode.runtime')].functionsOf([...globalThis[Symbol.for('paranode.runtime')].scripts.keys()])`) });
     }
     const series = await spinSeries(p, steps);
     progress(`large: ${lib} (${how}): a probe on about 1,000 points`);
@@ -174,14 +174,14 @@ export async function benchLarge(opts: BenchOptions): Promise<Section> {
     '`Debugger.setScriptSource`; detach restores the original text by another. *launch*: the target runs under ' +
     '`Session.launch`, so the script was prepared at load time and every probe is a later change. Then in both: one probe ' +
     'on one point, three more one-point probes (later changes, each next to a null action: the tool sleeping 2 ms, and to ' +
-    'the runtime\'s `scriptsSince(-1)`, the first part (up to 2,000 functions with their points) of the script list the first `probe()` of a session fetches, sent through the session\'s private CDP ' +
+    'the runtime\'s `functionsOf` of every script, the first part (up to 1,000 functions with their points) of what a probe reaching every script fetches, sent through the session\'s private CDP ' +
     'connection), one ' +
     'probe on about 1,000 points, detach. Tool: wall time of the call, ms. Target: the largest stop of its main thread ' +
     'during the call, ms, measured inside it by the busy loop of section 4 (noise floor: the same around a 300 ms sleep). ' +
     'Heap used: when the target was ready (before attaching), in parentheses the same program started plainly.', '');
   if (real.length) {
     body.push(table(['script', 'path', 'heap used MB (plain)', 'plain start ms', 'attach / launch ms', 'first point: tool', 'first point: target stop',
-      'later 1-point change: tool', 'later change: target stop (null action)', '`scriptsSince(-1)`: target stop', '~1,000 points: probe', 'tool', 'target stop', 'detach: tool', 'detach: target stop', 'noise floor'], real.map((r) => [
+      'later 1-point change: tool', 'later change: target stop (null action)', '`functionsOf`: target stop', '~1,000 points: probe', 'tool', 'target stop', 'detach: tool', 'detach: target stop', 'noise floor'], real.map((r) => [
       r.lib, r.how, `${fmt(r.heapMB, 0)} (${fmt(r.plainHeapMB, 0)})`, fmt(r.plainStartMs, 0), `${fmt(r.startMs, 0)} (${ratio(r.startMs, r.plainStartMs)}× plain start)`,
       fmt(r.one.toolMs, 0), fmtStop(r.one.stop, 1),
       fmt(median(r.later.map((x) => x.toolMs)), 1), `${fmtStop(median(r.later.map((x) => x.stop)))} (${fmtStop(median(r.nul.map((x) => x.stop)))})`, fmtStop(median(r.list.map((x) => x.stop))),

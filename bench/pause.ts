@@ -10,11 +10,11 @@ import { BenchOptions, fmt, fmtStop, median, Proc, progress, ratio, Section, sle
 const R = `globalThis[Symbol.for('paranode.runtime')]`;
 
 /**
- * The first request of every Session.probe: the runtime's list of prepared
- * scripts with all their functions and points (diagnostic, private CDP).
+ * What a Session.probe reaching every script fetches first: the runtime's
+ * prepared functions with their points (diagnostic, private CDP).
  */
 async function listScripts(session: Session): Promise<void> {
-  await (session as any).cdp.evaluate(`${R}.scriptsSince(-1)`);
+  await (session as any).cdp.evaluate(`${R}.functionsOf([...${R}.scripts.keys()])`);
 }
 
 /**
@@ -157,15 +157,15 @@ export async function benchPause(opts: BenchOptions): Promise<Section> {
     'already prepared (no code change: an assignment in the in-target runtime). The later changes run in one continuous ' +
     'spin, 20 ms apart, each next to two controls: a null action (the tool sleeps 2 ms and sends nothing: what the noise ' +
     'alone gives an interval of that length) and `Session.sample()` (the smallest round trip to the in-target runtime), ' +
-    'and the runtime\'s `scriptsSince(-1)` (the first part, up to 2,000 prepared functions with their points, by value, of the ' +
-    'script list the first `Session.probe()` of a session fetches; sent through the session\'s private CDP connection); ' +
+    'and the runtime\'s `functionsOf` of every script (the first part, up to 1,000 prepared functions with their points, of ' +
+    'what a `Session.probe()` reaching every script fetches; sent through the session\'s private CDP connection); ' +
     '`removeProbe` likewise. The later change\'s "in-target runtime time" is the same ' +
     'step timed inside the target around the runtime\'s `addProbe` (through the session\'s private CDP connection; ' +
     'without the CDP round trip and the evaluation of the request). "Predicted" is paranode\'s own pause model ' +
     '(`predictPauseMs` in `src/instrument/liveedit.ts`) for that heap and script size.', '');
   body.push('Largest stop of the target\'s main thread during the action, ms: median over the actions (min-max in parentheses).', '');
   body.push(table(['heap used (MB)', 'noise floor (300 ms, no action)', 'attach', 'first insertion (LiveEdit), 3×', 'predicted by paranode',
-    `null action (2 ms), ${laterCount}×`, `\`sample()\` round trip, ${laterCount}×`, `\`scriptsSince(-1)\` request, ${laterCount}×`, `later change, ${laterCount}×`, 'later changes under 1 ms',
+    `null action (2 ms), ${laterCount}×`, `\`sample()\` round trip, ${laterCount}×`, `\`functionsOf\` request, ${laterCount}×`, `later change, ${laterCount}×`, 'later changes under 1 ms',
     'later change, in-target runtime time', `removeProbe, ${laterCount}×`, 'detach (restores 3 scripts)', 'first ÷ later'], pauseRows), '');
   body.push('Tool-side wall time of the same actions, ms (median), and the garbage collections the target reported inside the ' +
     'actions\' intervals (number of actions with one: largest, ms).', '');

@@ -116,7 +116,7 @@ test('dormant: call sites switched on while their function runs (an async loop t
 
 test('dormant: a script list longer than one part of the runtime\'s answers (modules loaded before and after attach, two larger than a part) names every function once, in order; a probe in the last module counts exactly', async () => {
   // 12 modules of 300 functions, but m3 of 2,500 and m9 of 1,200: the runtime answers in parts
-  // of at most 1,000 (Runtime.scriptsSince), a module larger than that in several
+  // of at most 1,000 functions (Runtime.functionsOf) and 4,000 names (Runtime.scriptIndexSince), a module larger than that in several
   const size = (k: number) => (k === 3 ? 2500 : k === 9 ? 1200 : 300);
   const dir = fs.mkdtempSync(path.join(TMP, 'many-'));
   for (let k = 0; k < 12; k++) {
@@ -131,6 +131,12 @@ test('dormant: a script list longer than one part of the runtime\'s answers (mod
   const s = await Session.attach(t.pid);
   const listed = async () => (await s.resources('/Code/**')).filter((r) => /\/m\d+\.js$/.test(r.module));
   const names = async () => (await listed()).map((r) => r.path);
+  // one module first: only its script's functions are fetched (in three parts), the modules named by the index alone
+  const m3 = (await s.modules()).find((m) => m.module.endsWith('/m3.js'))!.module;
+  assert.equal((await s.modules()).filter((m) => /\/m\d+\.js$/.test(m.module)).length, 8);
+  const one = await s.resources(`/Code/${m3}/*`);
+  assert.deepEqual(one.map((r) => r.function), Array.from({ length: 2500 }, (_, i) => `g${i}`));
+  assert.deepEqual(await s.resources(`/Code/${m3}`), [], 'a module is no function');
   const before = await names();
   assert.equal(before.length, 7 * 300 + 2500);
   assert.equal(new Set(before).size, before.length, 'no function listed twice');

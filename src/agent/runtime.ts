@@ -72,21 +72,31 @@ interface ScriptRecord {
   /** sets the slot guard of function F (globals for CJS/LiveEdit, module vars for ESM) */
   setGuard: (fn: number, value: unknown) => void;
   handlers: Map<number, Handler[]>;
-  /** scriptsVersion when registered (see scriptsSince) */
+  /** scriptsVersion when registered (see scriptIndexSince) */
   at: number;
 }
 
-/** One part of scriptsSince's answer; `version` only on the last part. */
-export interface ScriptsPart {
-  /** `from`: the index of the first function given (a script larger than a part comes in several) */
-  added: { no: number; module: string; filename: string; how: Mechanism; from: number; functions: ScriptAnalysis['functions'] }[];
+/**
+ * One part of scriptIndexSince's answer: the scripts registered since a version
+ * with their functions' names (what the tool needs to name resources and to
+ * choose the scripts a glob may reach), without their points; `version` only
+ * on the last part.
+ */
+export interface ScriptIndexPart {
+  /** names: "<module>/<function>" per function; modules: the modules of its functions (a source-mapped script's are its sources) */
+  added: { no: number; module: string; filename: string; how: Mechanism; names: string[]; modules: string[] }[];
   dropped: number[];
-  /** where the next part starts: after the script registered at `last`, `skip` functions into the next */
+  /** the next part starts after the script registered at `last` */
   last: number;
-  skip?: number;
   version?: number;
 }
-/** functions per part of scriptsSince's answer (~0.9 MB with their points on the loaded server's libraries) */
+
+/** One part of functionsOf's answer; `next` (script index, functions into it) where another part follows. */
+export interface FunctionsPart {
+  scripts: { no: number; from: number; functions: ScriptAnalysis['functions'] }[];
+  next?: [number, number];
+}
+/** functions per part of functionsOf's answer (~0.9 MB with their points on the loaded server's libraries), a quarter of the names per part of scriptIndexSince's */
 const SCRIPTS_PART = 1000;
 
 /** A probe's point that has no slot: the tool reaches it by a breakpoint, or reports it. */
@@ -343,7 +353,7 @@ export class Runtime {
   private watchedFromStart = false;
   private gcMs = 0;
   /** each sample also lists the program's functions on the stack it interrupted */
-  /** bumped whenever a script is registered or dropped (see scriptsSince) */
+  /** bumped whenever a script is registered or dropped (see scriptIndexSince) */
   private scriptsVersion = 0;
   /** scripts dropped, with the version that dropped them */
   private readonly droppedAt = new Map<number, number>();
@@ -1236,67 +1246,69 @@ export class Runtime {
 
   /**
    * What changed in the registered scripts since the tool's copy of `version`:
-   * the scripts registered after it (with their functions, what the tool needs
-   * to name resources and points) and those dropped; null when the copy is
-   * current. The list of a large program is megabytes, and V8 serializes a
-   * result in one piece, with the thread stopped (5 MB: ~0.45 s on the loaded
-   * server): it comes in parts of at most SCRIPTS_PART functions from the script
-   * registered after `after` on (`skip` functions into it), a script larger than
-   * that in several (typescript.js in one part, 21,688 functions with their points:
-   * the thread stopped 1.3-1.9 s), and `version` is set on the last part only.
+   * the scripts registered after it, with their functions' names, and those
+   * dropped; null when the copy is current. Their functions with their points
+   * come only for the scripts a request may reach (functionsOf): a large
+   * program's are megabytes, and V8 serializes a result in one piece with the
+   * thread stopped (5 MB: ~0.45 s on the loaded server, where the first search
+   * fetched every script's to name the modules). The names come in parts of
+   * about SCRIPTS_PART * 4 from the script registered after `after` on (a
+   * script with more, alone), and `version` is set on the last part only.
    * As JSON text: V8's inspector serializes an object graph by value about 4x
    * slower than JSON.stringify does (5,000 functions: 130-190 ms against 37).
    */
-  scriptsSince(version: number, after = version, skip = 0): string | null {
+  scriptIndexSince(version: number, after = version): string | null {
     if (version === this.scriptsVersion) return null;
-    return this.servingTool(() => readOnce(() => JSON.stringify(this.scriptsPart(version, after, skip))));
+    return this.servingTool(() => JSON.stringify(this.indexPart(version, after)));
   }
 
-  private scriptsPart(version: number, after: number, skip: number): ScriptsPart {
-    const fresh = [...this.scripts.values()].filter((r) => r.at > after && r.analysis.functions.length).sort((a, b) => a.at - b.at);
-    const added: ScriptsPart['added'] = [];
-    let room = SCRIPTS_PART, last = after;
+  private indexPart(version: number, after: number): ScriptIndexPart {
+    // (a script with no function names its module still)
+    const fresh = [...this.scripts.values()].filter((r) => r.at > after).sort((a, b) => a.at - b.at);
+    const added: ScriptIndexPart['added'] = [];
+    let names = 0, last = after;
     for (const r of fresh) {
-      const all = r.analysis.functions;
-      const from = added.length ? 0 : Math.min(skip, all.length);
-      // a whole script where it fits; one larger than a part begins a part of its own
-      if (added.length && all.length > room) return { added, dropped: [], last };
-      const to = Math.min(all.length, from + room);
-      added.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, from, functions: from === 0 && to === all.length ? all : all.slice(from, to) });
-      if (to < all.length) return { added, dropped: [], last, skip: to };
-      room -= to - from;
+      if (added.length && names + r.names.length > SCRIPTS_PART * 4) return { added, dropped: [], last };
+      const modules = new Set<string>();
+      for (const f of r.analysis.functions) modules.add(f.module ?? r.module);
+      added.push({ no: r.no, module: r.module, filename: r.filename, how: r.how, names: r.names, modules: [...modules] });
+      names += r.names.length;
       last = r.at;
     }
     const dropped = [...this.droppedAt].filter(([, at]) => at > version).map(([no]) => no);
     return { added, dropped, last: this.scriptsVersion, version: this.scriptsVersion };
   }
 
+  /**
+   * The functions, with their points, of the registered scripts `nos`, from the
+   * i-th of them and `skip` functions into it, in parts of at most SCRIPTS_PART
+   * functions (a script larger than that in several: typescript.js's 21,688
+   * stopped the thread 1.3-1.9 s in one); a script no longer registered has none.
+   */
+  functionsOf(nos: number[], i = 0, skip = 0): string {
+    return this.servingTool(() => readOnce(() => JSON.stringify(this.functionsPart(nos, i, skip))));
+  }
+
+  private functionsPart(nos: number[], i: number, skip: number): FunctionsPart {
+    const scripts: FunctionsPart['scripts'] = [];
+    let room = SCRIPTS_PART;
+    for (; i < nos.length; i++, skip = 0) {
+      const all = this.scripts.get(nos[i])?.analysis.functions ?? [];
+      const from = Math.min(skip, all.length);
+      // a whole script where it fits; one larger than a part begins a part of its own
+      if (scripts.length && all.length - from > room) return { scripts, next: [i, from] };
+      const to = Math.min(all.length, from + room);
+      scripts.push({ no: nos[i], from, functions: from === 0 && to === all.length ? all : all.slice(from, to) });
+      if (to < all.length) return { scripts, next: [i, to] };
+      room -= to - from;
+    }
+    return { scripts };
+  }
+
   /** The files of the registered scripts (what the tool needs to tell unprepared ones), as JSON. */
   scriptFiles(): string {
     return this.servingTool(() => JSON.stringify([...new Set([...this.scripts.values()].map((r) => r.filename))]));
   }
-
-  /**
-   * Module names of the scripts registered from the n-th on, with their
-   * function names, in parts of about SCRIPTS_PART * 4 names (see
-   * scriptsSince): `next` is where the next part starts, the count of scripts
-   * when this was the last.
-   */
-  modulesSince(n: number): string {
-    return this.servingTool(() => JSON.stringify(this.modulesPart(n)));
-  }
-
-  private modulesPart(n: number): { modules: { module: string; functions: string[] }[]; next: number } {
-    const recs = [...this.scripts.values()];
-    const modules: { module: string; functions: string[] }[] = [];
-    let names = 0, i = n;
-    for (; i < recs.length && (!modules.length || names + recs[i].names.length <= SCRIPTS_PART * 4); i++) {
-      names += recs[i].names.length;
-      modules.push({ module: recs[i].module, functions: recs[i].names });
-    }
-    return { modules, next: i };
-  }
-
 }
 
 /** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */

@@ -286,6 +286,12 @@ export class PerformanceConsultant extends EventEmitter {
     return undefined;
   }
 
+  /** The functions of the module a node is in (every function where it is under no module node). */
+  private functionsNear(n: SearchNode): Promise<Fn[]> {
+    const module = this.moduleOf(n);
+    return module === undefined ? this.functions() : this.functionsOf(module);
+  }
+
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
@@ -339,7 +345,7 @@ export class PerformanceConsultant extends EventEmitter {
     this.session.on('sample', this.onSample);
     this.session.on('thread', this.onThread);
     // listed while the first window runs: its refinement wants it
-    this.functions().catch(() => undefined);
+    this.programNames().catch(() => undefined);
   }
 
   /** The search is complete: every node under a true node has been decided. */
@@ -463,7 +469,7 @@ export class PerformanceConsultant extends EventEmitter {
    */
   private async timingsPerCall(n: SearchNode): Promise<number> {
     const cs = parseCallSite(`/Code/${codeOf(n.focus)!}`)!;
-    const fn = (await this.functions()).find((f) => `/Code/${f.module}/${f.function}` === cs.fn);
+    const fn = (await this.functionsNear(n)).find((f) => `/Code/${f.module}/${f.function}` === cs.fn);
     const g = fn && callSitesOf(fn.points).get(cs.callee);
     return g ? 1 + g.inner / g.calls : 1;
   }
@@ -613,7 +619,9 @@ export class PerformanceConsultant extends EventEmitter {
       const modules = (await s.modules()).filter((r) => r.thread === label).map((r) => r.module);
       for (const m of [...new Set(modules)].sort()) { const f = join(`/Code/${m}`); if (fresh(f)) this.add(n, h, f, m); }
     } else if (this.isFunction(n)) {
-      await this.refineInside(n, (await this.functions()).filter((r) => r.thread === label), join);
+      const fns = (await this.functionsNear(n)).filter((r) => r.thread === label);
+      const program = new Set((await this.programNames()).filter((r) => r.thread === label).map((r) => r.function.replace(/^.*\./, '')));
+      await this.refineInside(n, fns, program, join);
     } else if (this.level(n) === 'module') {
       const fns = (await this.functionsOf(code.slice(6))).filter((x) => x.thread === label);
       this.noteSharedKeys(fns);
@@ -669,7 +677,8 @@ export class PerformanceConsultant extends EventEmitter {
    * function's own time goes (loops have slots only where the script was
    * prepared at load).
    */
-  private async refineInside(n: SearchNode, fns: Fn[], join: (c: string) => string): Promise<void> {
+  /** program: the short names of the thread's functions (a call to one is tested at its own node) */
+  private async refineInside(n: SearchNode, fns: Fn[], program: Set<string>, join: (c: string) => string): Promise<void> {
     const h = this.hyp(n);
     const lib = this.manager.library;
     const placeable = (at: string) => lib.metric(h.codeMetric!).constraints.some((c) => lib.constraints.get(c.name)?.hierarchy === at);
@@ -689,8 +698,8 @@ export class PerformanceConsultant extends EventEmitter {
       if (fresh(f)) return this.add(n, h, f, `${fn.module}:${line}`);
     };
     // Function.prototype.call and apply run a function of the program (tested at its own node)
-    const program = new Set([...fns.map((f) => f.function.replace(/^.*\./, '')), 'call', 'apply']);
-    if (atCalls) for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) if (!program.has(callee)) add(`${callee}()`, g.line);
+    const tested = (callee: string) => program.has(callee) || callee === 'call' || callee === 'apply';
+    if (atCalls) for (const [callee, g] of [...callSitesOf(fn.points)].sort(([a], [b]) => a.localeCompare(b))) if (!tested(callee)) add(`${callee}()`, g.line);
     if (!atLoops || fn.prepared !== 'load') return;
     // a loop has no stack samples of its own: its test switches every point of the function on (see LOOP_GUARD)
     const guard = LOOP_GUARD * self;
@@ -839,6 +848,19 @@ export class PerformanceConsultant extends EventEmitter {
     }).finally(() => { this.listing = undefined; });
     return this.listing;
   }
+
+  /** The program's functions by name, without their points (see Session.functionNames), fetched at most once a second; one fetch at a time. */
+  private programNames(): Promise<{ module: string; function: string; thread: string }[]> {
+    const t = this.now();
+    if (this.names && t - this.names.at <= 1) return Promise.resolve(this.names.list);
+    this.naming ??= this.session.functionNames().then((list) => {
+      this.names = { at: t, list };
+      return list;
+    }).finally(() => { this.naming = undefined; });
+    return this.naming;
+  }
+  private names?: { at: number; list: { module: string; function: string; thread: string }[] };
+  private naming?: Promise<{ module: string; function: string; thread: string }[]>;
 
   /**
    * One module's functions, as functions() lists them (from its list where that is fresh):

@@ -354,7 +354,7 @@ export class Session extends EventEmitter {
     const out: Resource[] = [];
     for (const t of [...this.threads.values()]) {
       // a worker that has just ended has no resources any more
-      const prepared = await this.inThread(t, () => t.runtimeScripts(re.source, builtinModuleMatch(glob)));
+      const prepared = await this.inThread(t, () => t.runtimeScripts(glob, builtinModuleMatch(glob)));
       if (!prepared) continue;
       const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
         const module = f.module ?? scriptModule;
@@ -365,6 +365,19 @@ export class Session extends EventEmitter {
         const how = functions.length ? await this.inThread(t, () => t.unpreparedHow(script)) ?? 'no' : 'no';
         for (const f of functions) add(script.module, f, how);
       }
+    }
+    return out;
+  }
+
+  /**
+   * The program's functions (not Node's own) in every thread, named, without their
+   * points: on a prepared program a list of names, where resources('/Code/**') fetches
+   * every function's points (megabytes on a large program, serialized in the target).
+   */
+  async functionNames(): Promise<{ module: string; function: string; thread: string }[]> {
+    const out: { module: string; function: string; thread: string }[] = [];
+    for (const t of [...this.threads.values()]) {
+      for (const f of await this.inThread(t, () => t.functionNames()) ?? []) if (!f.module.startsWith('node:')) out.push({ module: f.module, function: f.name, thread: t.label });
     }
     return out;
   }

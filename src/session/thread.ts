@@ -10,7 +10,7 @@ import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import { SAMPLE_INTERVAL_US, type StackRecord } from '../agent/cpu-sampler';
 import { namesWholeModules } from '../agent/builtins';
-import type { FallbackPoint, Mechanism, ProbeSpec, ScriptsPart } from '../agent/runtime';
+import type { FallbackPoint, FunctionsPart, Mechanism, ProbeSpec, ScriptIndexPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
 import { Cdp, CdpError } from '../inspector/cdp';
 import type { AppliedEdit } from '../instrument/liveedit-verify';
@@ -52,6 +52,9 @@ export const inThread = (note: string, thread: number): string => (thread ? `${n
 
 export interface RuntimeScript { no: number; module: string; filename: string; how: Mechanism; functions: FunctionInfo[] }
 
+/** A registered script as the runtime's index gives it; its functions once fetched (see TargetThread.registered). */
+type IndexedScript = ScriptIndexPart['added'][number] & { functions?: FunctionInfo[] };
+
 /** What a thread may do to its target (SessionOptions of the same names; defaults in parentheses). */
 export interface ThreadLimits {
   /** refuse a LiveEdit predicted to pause longer (2000 ms) */
@@ -87,7 +90,10 @@ export class TargetThread {
   private readonly liveEdits: ThreadLiveEdits;
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
-  private scriptsCopy: { version: number; scripts: Map<number, RuntimeScript> } = { version: -1, scripts: new Map() };
+  /** the runtime's registered scripts as of `version`, by number (see registered()) */
+  private readonly index: { version: number; scripts: Map<number, IndexedScript> } = { version: -1, scripts: new Map() };
+  /** the index's scripts whose names were announced (see sample()) */
+  private readonly named = new WeakSet<IndexedScript>();
   /**
    * Built-in modules named whole (no wildcard) that the runtime has made resources of:
    * made once, they stay. Asking again waits for the thread's safe point (the wrapping
@@ -202,17 +208,17 @@ export class TargetThread {
     this.loaded.set(p.scriptId, script);
   }
 
-  /** Prepared scripts with their functions matching a glob's regex (all when none); built-ins if the glob names them. */
-  async runtimeScripts(match = '', builtins?: string): Promise<RuntimeScript[]> {
+  /** Prepared scripts with their functions matching a glob (all: '/Code/**'); built-ins if the glob names them. */
+  async runtimeScripts(glob = '/Code/**', builtins?: string): Promise<RuntimeScript[]> {
     if (builtins && !this.builtinsMade.has(builtins)) {
       await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
       // a pattern with a wildcard may match modules loaded later: asked again each time
       if (namesWholeModules(builtins)) this.builtinsMade.add(builtins);
     }
-    const re = match ? new RegExp(match) : null;
+    const re = new RegExp(codeGlobToRegex(glob));
     const out: RuntimeScript[] = [];
-    for (const s of await this.registered()) {
-      const functions = re ? s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`)) : s.functions;
+    for (const s of await this.registered(moduleMatcher(glob))) {
+      const functions = s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`));
       if (functions.length) out.push({ ...s, functions });
     }
     return out;
@@ -221,30 +227,67 @@ export class TargetThread {
   /**
    * The runtime's registered scripts: what changed since the last call is
    * fetched in parts (one small round trip when nothing did), so the target's
-   * thread never stops for the serialization of the whole list.
+   * thread never stops for the serialization of the whole list; of the scripts
+   * with a function of a module `matches` takes (null: every one), their
+   * functions with their points, each script's fetched once.
    */
-  private async registered(): Promise<RuntimeScript[]> {
-    const copy = this.scriptsCopy;
-    let after = copy.version, skip = 0;
-    const added = new Map<number, RuntimeScript>();
-    for (;;) {
-      const text = await this.cdp.evaluateNow<string | null>(`${R}.scriptsSince(${copy.version},${after},${skip})`);
-      if (text === null) break;
-      const part = JSON.parse(text) as ScriptsPart;
-      for (const { from, ...s } of part.added) {
-        const had = from > 0 ? added.get(s.no) : undefined;
-        if (had) had.functions.push(...s.functions);
-        else added.set(s.no, s);
+  private async registered(matches: ((module: string) => boolean) | null = null): Promise<RuntimeScript[]> {
+    const scripts = [...(await this.scriptIndex()).values()].filter((s) => s.names.length && (!matches || s.modules.some(matches)));
+    const missing = scripts.filter((s) => !s.functions);
+    if (missing.length) {
+      const nos = JSON.stringify(missing.map((s) => s.no));
+      const got = new Map<number, FunctionInfo[]>();
+      for (let next: [number, number] | undefined = [0, 0]; next;) {
+        const part = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.functionsOf(${nos},${next[0]},${next[1]})`)) as FunctionsPart;
+        for (const p of part.scripts) {
+          const had = got.get(p.no);
+          if (had) had.push(...p.functions);
+          else got.set(p.no, p.functions);
+        }
+        next = part.next;
       }
+      for (const s of missing) s.functions ??= got.get(s.no) ?? [];
+    }
+    return scripts.map((s) => ({ no: s.no, module: s.module, filename: s.filename, how: s.how, functions: s.functions! }));
+  }
+
+  /**
+   * The program's functions by module and name, without their points: a prepared
+   * script's from the index (its functions are not fetched), one loaded before the
+   * agent analysed (as resources() does).
+   */
+  async functionNames(): Promise<{ module: string; name: string }[]> {
+    const out: { module: string; name: string }[] = [];
+    for (const s of (await this.scriptIndex()).values()) {
+      for (const n of s.names) {
+        // the longest of its modules the name starts with (a source map's sources may nest)
+        const m = s.modules.reduce((best, x) => (x.length > best.length && n.startsWith(`${x}/`) ? x : best), '');
+        out.push({ module: m, name: n.slice(m.length + 1) });
+      }
+    }
+    for (const { script, functions } of await this.unprepared('/Code/**')) for (const f of functions) out.push({ module: f.module ?? script.module, name: f.name });
+    return out;
+  }
+
+  /** The runtime's registered scripts with their functions' names, brought up to date. */
+  private async scriptIndex(): Promise<Map<number, IndexedScript>> {
+    const index = this.index;
+    let after = index.version;
+    const added: IndexedScript[] = [];
+    for (;;) {
+      const text = await this.cdp.evaluateNow<string | null>(`${R}.scriptIndexSince(${index.version},${after})`);
+      if (text === null) break;
+      const part = JSON.parse(text) as ScriptIndexPart;
+      added.push(...part.added);
       after = part.last;
-      skip = part.skip ?? 0;
       if (part.version === undefined) continue;
-      for (const no of part.dropped) copy.scripts.delete(no);
-      for (const s of added.values()) copy.scripts.set(s.no, s);
-      copy.version = part.version;
+      for (const no of part.dropped) index.scripts.delete(no);
+      // (a script registered again is a new entry: its functions are fetched again)
+      for (const s of added) { index.scripts.delete(s.no); index.scripts.set(s.no, s); }
+      index.version = part.version;
       break;
     }
-    return [...copy.scripts.values()];
+    return index.scripts;
   }
 
   /** Files the runtime has registered (prepared, or reached by breakpoints): their names only, not their functions. */
@@ -272,7 +315,7 @@ export class TargetThread {
    */
   async moduleNames(): Promise<Set<string>> {
     const out = new Set<string>();
-    for (const s of await this.registered()) for (const f of s.functions) out.add(f.module ?? s.module);
+    for (const s of (await this.scriptIndex()).values()) for (const m of s.modules) out.add(m);
     for (const script of await this.unpreparedScripts()) {
       if (!script.mapped) { out.add(script.module); continue; }
       // the sources its map names, read from the file: no round trip to the target (on the loaded
@@ -447,9 +490,8 @@ export class TargetThread {
       onNew?.(s.objects);
     }
     if (onNew && s.scripts !== undefined && s.scripts > this.knownScripts) {
-      const from = this.knownScripts;
       this.knownScripts = s.scripts;
-      const mine = this.announcing.then(() => this.announceScripts(from, s.scripts!, onNew));
+      const mine = this.announcing.then(() => this.announceScripts(onNew));
       this.announcing = mine.catch(() => undefined);
       await mine;
     } else await this.announcing;
@@ -475,14 +517,13 @@ export class TargetThread {
   /** scripts announced by an earlier sample that may still be listing them */
   private announcing: Promise<void> = Promise.resolve();
 
-  /** The modules and functions of the thread's scripts `from` to `to`, in parts: a large program's names are megabytes, serialized with the thread stopped. */
-  private async announceScripts(from: number, to: number, onNew: (resources: string[]) => void): Promise<void> {
+  /** The modules and functions of the thread's scripts not announced yet (from its index, fetched in parts: a large program's names are megabytes, serialized with the thread stopped). */
+  private async announceScripts(onNew: (resources: string[]) => void): Promise<void> {
     const paths: string[] = [];
-    for (let n = from; n < to;) {
-      const part = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.modulesSince(${n})`)) as { modules: { module: string; functions: string[] }[]; next: number };
-      for (const m of part.modules) paths.push(`/Code/${m.module}`, ...m.functions.map((f) => `/Code/${f}`));
-      if (part.next <= n) break;
-      n = part.next;
+    for (const s of (await this.scriptIndex()).values()) {
+      if (this.named.has(s)) continue;
+      this.named.add(s);
+      paths.push(`/Code/${s.module}`, ...s.names.map((f) => `/Code/${f}`));
     }
     if (paths.length) onNew(paths);
   }
@@ -519,7 +560,10 @@ function moduleMatcher(glob: string): ((module: string) => boolean) | null {
   const g = glob.slice('/Code/'.length);
   if (g.startsWith('node:')) return () => false;
   const cut = g.lastIndexOf('/');
-  if (cut < 0 || g.endsWith('**')) return null;
+  // a function's name may hold no slash, but ** spans them
+  if (g.slice(cut + 1).includes('**')) return null;
+  // "<module>" alone names no function ("<module>/<function>"): the module resource itself
+  if (cut < 0) return () => false;
   try {
     const re = new RegExp(codeGlobToRegex('/Code/' + g.slice(0, cut)));
     return (module) => re.test(module);
