@@ -217,7 +217,7 @@ export class TargetThread {
     }
     const re = new RegExp(codeGlobToRegex(glob));
     const out: RuntimeScript[] = [];
-    for (const s of await this.registered(moduleMatcher(glob))) {
+    for (const s of await this.registered(moduleMatcher(glob, true))) {
       const functions = s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`));
       if (functions.length) out.push({ ...s, functions });
     }
@@ -554,11 +554,12 @@ export class TargetThread {
 
 /**
  * What a glob's module part matches (null: any module), to leave out scripts before
- * analysing them; one of Node's own modules matches no script of the program.
+ * analysing or fetching them; one of Node's own modules matches no script of the
+ * program, but the runtime's `registered` scripts hold the built-ins it wrapped.
  */
-function moduleMatcher(glob: string): ((module: string) => boolean) | null {
+function moduleMatcher(glob: string, registered = false): ((module: string) => boolean) | null {
   const g = glob.slice('/Code/'.length);
-  if (g.startsWith('node:')) return () => false;
+  if (g.startsWith('node:') && !registered) return () => false;
   const cut = g.lastIndexOf('/');
   // a function's name may hold no slash, but ** spans them
   if (g.slice(cut + 1).includes('**')) return null;
