@@ -363,9 +363,12 @@ test('run --max-overhead: requests placed at launch are priced as the code loads
   const out = JSON.parse(fs.readFileSync(json, 'utf8')) as RunJson;
   assert.equal(out.metrics.filter((m) => m.name === 'procedure_calls').length, 1, JSON.stringify(out.metrics));
   const calls = out.metrics.find((m) => m.name === 'procedure_calls')!;
-  assert.equal(calls.total, 100, 'the calls made as the module loaded, before the request was taken out');
+  // the calls made as the module loaded, before the request was taken out: the take-out reaches the
+  // program's thread by interrupt, which can land inside the module's loop of 100 calls (a CI run
+  // kept 1); none of the 1,000 after it
+  const hits = out.metrics.find((m) => m.name === 'hits')!;
+  for (const m of [calls, hits]) assert.ok(Number.isInteger(m.total) && m.total >= 0 && m.total <= 100, JSON.stringify(m));
   assert.match(calls.stopped!, /^metric request procedure_calls@\/Code\/launch-priced\.js\/inner taken out after/);
-  assert.equal(out.metrics.find((m) => m.name === 'hits')?.total, 100);
   assert.ok(out.metrics.find((m) => m.name === 'cpu' && !m.stopped), JSON.stringify(out.metrics));
   assert.ok(out.notes.some((n) => /^metric request cpu: predicted cost 0\.00% of a thread \(0 point\(s\)\) over the code loaded, under --max-overhead 0\.00001%$/.test(n)), out.notes.join('\n'));
   for (const what of ['probe', 'call-path profile of', 'metric request procedure_calls']) assert.ok(out.notes.some((n) => n.startsWith(what) && / taken out after /.test(n)), out.notes.join('\n'));
