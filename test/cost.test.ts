@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { CpuSampler, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
-import { COST_SERIES, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
+import { COST_SERIES, RELAY_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
 import { THREAD_SERIES } from '../src/session/series';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
@@ -73,12 +73,14 @@ test('observed_cost: exact handler runs per cost class, priced by the calibratio
   assert.equal(runs('slot:n1'), 1000);
   assert.equal(runs('slot:c1'), 7);
   assert.equal(runs('slot:p1'), 7);
-  // and the runtime's own work for the tool since the metric was enabled (samples, placing probes): microseconds
-  // of the thread's time, the same in both bounds
+  // and the runtime's own work for the tool since the metric was enabled (samples, placing probes), and its
+  // relay's CPU time: microseconds of the thread's time, the same in both bounds
   const cost = instances.find((i) => i.metric.name === 'observed_cost')!.value();
   const handlers = (side: 0 | 1) => (1000 * classCost(c, 'slot:n1')[side] + 7 * classCost(c, 'slot:c1')[side] + 7 * classCost(c, 'slot:p1')[side]) / 1e9;
+  const own = (thread?: string) => (runs('tool', thread) + runs('relay', thread)) / 1e6;
   const tool = cost.range![0] - handlers(0);
-  assert.ok(tool > 0 && tool <= runs('tool') / 1e6 + 1e-12, `the tool's work: ${tool} s of ${runs('tool')} us counted`);
+  assert.ok(runs('relay') > 0, 'the relay ran');
+  assert.ok(tool > 0 && tool <= own() + 1e-12, `the tool's work: ${tool} s of ${runs('tool')} + ${runs('relay')} us counted`);
   assert.ok(Math.abs(cost.range![1] - handlers(1) - tool) < 1e-12, `${cost.range} against ${handlers(0)}, ${handlers(1)} + ${tool}; ${JSON.stringify(s.sampledNames("_pnx:").map((n) => [n, s.sampled(n)?.last]))}`);
   assert.equal(cost.total, cost.range![1]);
   assert.equal(cost.units, 's/s');
@@ -86,10 +88,10 @@ test('observed_cost: exact handler runs per cost class, priced by the calibratio
   const later = await mm.enable('observed_cost', `/Thread/${s.pid}/main`);
   // (the main thread's work only, the metric's focus; the session's own periodic sample may have run since the
   // metric's start: its value then is the starting point)
-  const toolBefore = runs('tool', 'main'), atStart = later.value().range![0];
+  const toolBefore = own('main'), atStart = later.value().range![0];
   await request('calls 10', /calls 10\n/);
   await s.sample();
-  const grew = later.value().range![0] - atStart, expected = 10 * classCost(c, 'slot:n1')[0] / 1e9 + (runs('tool', 'main') - toolBefore) / 1e6;
+  const grew = later.value().range![0] - atStart, expected = 10 * classCost(c, 'slot:n1')[0] / 1e9 + own('main') - toolBefore;
   assert.ok(Math.abs(grew - expected) < 1e-12, `${grew} s against ${expected} s`);
 });
 
@@ -481,6 +483,36 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   const [, every, expected] = /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(slower[0]) ?? assert.fail(slower[0]);
   // in one step (each restart of V8's profiler logs the heap's code again): the interval the windows' cost says fits, else the longest
   assert.ok(Number(expected) <= 5 || every === '40', slower[0]);
+});
+
+test("observed cost of the agent's relay: its thread's CPU time from its start, as the kernel counts it, at every sample", async (t) => {
+  const target = new Target(path.join(FIXTURES, 'busy.js'));
+  t.after(() => target.kill());
+  await target.waitFor(/ready/);
+  // the relay is the thread the attach leaves (Node 22 names every thread "node"), read from outside it (the oracle)
+  const task = `/proc/${target.pid}/task`;
+  const before = new Set(fs.readdirSync(task));
+  const s = await Session.attach(target.pid);
+  let made: string[] = [];
+  // (the inspector's own thread, for the port the attach opened, ends with the port's close)
+  for (const deadline = Date.now() + 10000; Date.now() < deadline; await s.sample()) {
+    made = fs.readdirSync(task).filter((x) => !before.has(x));
+    if (made.length === 1) break;
+  }
+  assert.equal(made.length, 1, `threads the attach left: ${made.join(', ')}`);
+  const onCpuMs = () => Number(fs.readFileSync(`${task}/${made[0]}/schedstat`, 'latin1').split(' ')[0]) / 1e6;
+  const counted = () => (s.sampled(COST_SERIES + RELAY_CLASS)?.last ?? 0) / 1000;
+  // traffic through it: the samples, and a probe placed and taken out
+  const probe = await s.probe('/Code/busy.js/inner.entry: n++');
+  for (let i = 0; i < 20; i++) await s.sample();
+  await s.removeProbe(probe.id);
+  // the sample reads the relay's time between the two readings here
+  const k0 = onCpuMs();
+  await s.sample();
+  const k1 = onCpuMs();
+  assert.ok(k0 > 0, 'the relay ran');
+  assert.ok(counted() >= k0 - 0.001 && counted() <= k1 + 0.001, `counted ${counted()} ms, the kernel ${k0}-${k1} ms`);
+  await s.detach();
 });
 
 test("observed cost of the stack samples' V8 profiler thread: its CPU time while it samples, as the kernel counts it", async (t) => {

@@ -70,9 +70,10 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     const connected = new Int32Array(new SharedArrayBuffer(4));
     const released = new Int32Array(new SharedArrayBuffer(4));
     const over = new Int32Array(new SharedArrayBuffer(4));
+    const tid = new Int32Array(new SharedArrayBuffer(4));
     // without Node's process 'worker' event for it: the program's listeners would be told of our relay
     const worker = withHeldTicks(() => new Worker(path.join(__dirname, 'relay.js'), {
-      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, openedPort: config.openedPort === true },
+      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, tid, openedPort: config.openedPort === true },
       // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one, and the
       // program's flags too (--cpu-prof, --heap-prof: a worker writes a profile file of its own)
       env: { ...process.env, [AGENT_ENV]: '', NODE_OPTIONS: '' },
@@ -84,6 +85,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     }), (relay, event, args) => event === 'worker' && args[0] === relay);
     // its messages are not the program's: on no channel (msgs, msg_wait)
     rt.instances.notProgramsWorker(worker);
+    rt.relayThread(tid);
     // the relay asks before it ends (see relay.ts end()); unref'd after the listener, which refs it
     worker.on('message', (m) => { if (m === 'ping') postToWorker.call(worker, 'pong'); });
     worker.unref();

@@ -58,8 +58,8 @@ function profilerThreads(): string[] {
   }
 }
 
-/** A thread's time on a CPU so far (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
-function threadCpuMs(tid: string): number {
+/** A thread's of this process time on a CPU so far (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
+export function threadCpuMs(tid: string): number {
   try {
     return Number(procText(`/proc/self/task/${tid}/schedstat`).split(' ')[0]) / 1e6;
   } catch {

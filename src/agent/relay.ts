@@ -7,6 +7,7 @@
 // puts the target back as it was on every thread (see watchdog() below), then
 // ends by letting its event loop drain (never process.exit: a worker torn down
 // with its inspector session's handles still alive can abort the process).
+import { readlinkSync } from 'fs';
 import * as inspector from 'inspector';
 import * as net from 'net';
 import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
@@ -16,11 +17,15 @@ import { exitChannel, ExitNotice, JoinNotice } from './worker-exit';
 
 interface RelayData {
   socketPath: string; token: string; mainThreadId: number; connected: Int32Array; released: Int32Array; over: Int32Array;
+  /** where the relay writes its thread's id in the OS (Linux), for the main thread to charge its CPU time to the observed cost */
+  tid: Int32Array;
   /** the tool opened the inspector port for this attach: close it if the tool vanishes */
   openedPort: boolean;
 }
 
 const data = workerData as RelayData;
+// "<pid>/task/<tid>"; elsewhere than Linux none, and the relay's time is not counted
+try { Atomics.store(data.tid, 0, Number(readlinkSync('/proc/thread-self').split('/').pop()) || 0); } catch { /* not Linux */ }
 const session = new inspector.Session();
 session.connectToMainThread();
 

@@ -18,7 +18,7 @@ import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
-import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, type StackRecord, type Window } from './cpu-sampler';
+import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, threadCpuMs, type StackRecord, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
@@ -190,6 +190,13 @@ export const SWITCH_CLASS = { seen: 'switch', unseen: 'switch-unseen' } as const
  * server sharing its core, or under a CPU quota, pays for it (cpu-sampler.ts).
  */
 export const SAMPLER_CLASS = 'sampler';
+/**
+ * The cost class of the agent's relay (a worker thread of the main thread's, for the
+ * tool's session): its CPU time, in microseconds, from its start. Like the sampler's,
+ * another thread's time on the process's cores: 0.8-1.6 % of a core under a diagnose of a
+ * loaded server, not counted before (docs/BENCHMARKS.md section 54).
+ */
+export const RELAY_CLASS = 'relay';
 /** the stack samples a switch is judged by: a second of the thread's time */
 const RECENT_SAMPLES = 100;
 /**
@@ -289,7 +296,7 @@ export class Runtime {
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
   readonly T = new Float64Array(MAX_TIMERS * 4);
   /** the handlers' own work inside each timer (virtual time), once the tool has priced the cost classes */
-  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS]);
+  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS, RELAY_CLASS]);
   readonly counterIndex = new Map<string, number>();
   readonly timerIndex = new Map<string, number>();
   readonly scripts = new Map<number, ScriptRecord>();
@@ -360,6 +367,8 @@ export class Runtime {
   private stacks = false;
   /** V8's sampling profiler for the stack samples (null: interrupt samples, one per sample) */
   private sampler: CpuSampler | null = null;
+  /** the relay of this session (main thread): the cell its thread's id comes in, and its CPU time charged so far (ms) */
+  private relay: { tid: Int32Array; cpuMs: number } | null = null;
   /** frame keys innermost in the latest windows of V8's samples, RECENT_SAMPLES of them at least (see SWITCH_CLASS) */
   private ranInner: { keys: Set<string>; samples: number }[] = [];
   /** functions ("no:fn") whose guard the tool's current request switched */
@@ -1119,8 +1128,27 @@ export class Runtime {
     return this.servingTool(() => this.sampleNow(final));
   }
 
+  /** The relay started for this session (main thread): its CPU time goes into the observed cost from its start. */
+  relayThread(tid: Int32Array): void {
+    this.relay = { tid, cpuMs: 0 };
+  }
+
+  /** Charge the relay's CPU time since the last sample to the observed cost (its own thread's: no intrusion in timers). */
+  private chargeRelay(r: { tid: Int32Array; cpuMs: number }): void {
+    const tid = Atomics.load(r.tid, 0);
+    if (!tid) return;
+    const now = threadCpuMs(String(tid));
+    // it ended with its session: what it ran after the last sample is not counted
+    if (!Number.isFinite(now)) { this.relay = null; return; }
+    const spent = now - r.cpuMs;
+    r.cpuMs = now;
+    if (spent > 0) this.U[this.counter(COST_SERIES + RELAY_CLASS)] += Math.round(spent * 1000);
+  }
+
   private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number, number, number][]; mono: number; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
+    // before the counters are read: this sample holds the relay's time up to now
+    if (this.relay && this.active) this.chargeRelay(this.relay);
     let cpuNow = -1;
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);

@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { PINNED_CLASS, SAMPLER_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
+import { PINNED_CLASS, RELAY_CLASS, SAMPLER_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
 import { calibrationFile, configDir, machineKey, readCalibrationEntry } from './calibration-file';
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
@@ -323,6 +323,8 @@ export function classCost(c: Calibration, cls: string): Pair {
   if (cls === TOOL_CLASS) return [1000, 1000];
   // V8's profiler thread sampling for the tool, its CPU time in microseconds
   if (cls === SAMPLER_CLASS) return [1000, 1000];
+  // the agent's relay thread, its CPU time in microseconds
+  if (cls === RELAY_CLASS) return [1000, 1000];
   // a sample of a pinned function's own code: of its interval, the part pinning added (it runs F times slower)
   if (cls === PINNED_CLASS) return [SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.min(...c.pinned)), SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.max(...c.pinned))];
   // a switch of a guard: of a function V8's samples saw running, as calibrated; else at most that
