@@ -58,7 +58,7 @@ function profilerThreads(): string[] {
   }
 }
 
-/** A thread's of this process time on a CPU so far (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
+/** The CPU time so far of one of this process's threads (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
 export function threadCpuMs(tid: string): number {
   try {
     return Number(procText(`/proc/self/task/${tid}/schedstat`).split(' ')[0]) / 1e6;
