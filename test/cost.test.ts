@@ -76,7 +76,10 @@ test('observed_cost: exact handler runs per cost class, priced by the calibratio
   // and the runtime's own work for the tool since the metric was enabled (samples, placing probes), and its
   // relay's CPU time: microseconds of the thread's time, the same in both bounds
   const cost = instances.find((i) => i.metric.name === 'observed_cost')!.value();
-  const handlers = (side: 0 | 1) => (1000 * classCost(c, 'slot:n1')[side] + 7 * classCost(c, 'slot:c1')[side] + 7 * classCost(c, 'slot:p1')[side]) / 1e9;
+  // every class counted, priced: the handlers' above, and the slot switches where the fixture's worker
+  // (the same file) loaded f before the request reached it (switch-unseen: 1-2 in 2 of 8 runs beside a busy loop, Node 24)
+  const classes = s.sampledNames(COST_SERIES).map((n) => n.slice(COST_SERIES.length)).filter((n) => n !== TOOL_CLASS && n !== RELAY_CLASS);
+  const handlers = (side: 0 | 1) => classes.reduce((x, n) => x + runs(n) * classCost(c, n)[side], 0) / 1e9;
   const own = (thread?: string) => (runs('tool', thread) + runs('relay', thread)) / 1e6;
   const tool = cost.range![0] - handlers(0);
   assert.ok(runs('relay') > 0, 'the relay ran');
