@@ -58,8 +58,20 @@ function profilerThreads(): string[] {
   }
 }
 
+/** One of this process's threads, and its CPU time (ms) when last read. */
+export interface ThreadClock { tid: string; cpuMs: number }
+
+/** The CPU time a thread ran since its clock was last read, which moves on (ms); NaN where the thread has ended. */
+export function cpuSince(c: ThreadClock): number {
+  const now = threadCpuMs(c.tid);
+  if (!Number.isFinite(now)) return NaN;
+  const spent = Math.max(0, now - c.cpuMs);
+  c.cpuMs = now;
+  return spent;
+}
+
 /** The CPU time so far of one of this process's threads (ms; Linux schedstat); NaN where it cannot be read (it has ended). */
-export function threadCpuMs(tid: string): number {
+function threadCpuMs(tid: string): number {
   try {
     return Number(procText(`/proc/self/task/${tid}/schedstat`).split(' ')[0]) / 1e6;
   } catch {
@@ -152,7 +164,7 @@ export class CpuSampler {
   private fresh = true;
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
   /** V8's profiler thread for this thread's profiles (Linux), and its CPU time (ms) at the last window */
-  private profiler: { tid: string; cpuMs: number } | null = null;
+  private profiler: ThreadClock | null = null;
 
   /**
    * @param isTool whether a script is paranode's code that prepares modules as they load
@@ -289,15 +301,13 @@ export class CpuSampler {
 
   /** The profiler thread's CPU time since the last window (ms); 0 where it is not known. */
   private profilerSpent(): number {
-    const p = this.profiler;
-    if (!p) return 0;
-    const now = threadCpuMs(p.tid);
+    if (!this.profiler) return 0;
+    const spent = cpuSince(this.profiler);
     // it ended (a new interval restarts the profiler): found again at the next start
-    if (!Number.isFinite(now)) { this.profiler = null; return 0; }
-    const spent = Math.max(0, now - p.cpuMs);
-    p.cpuMs = now;
+    if (Number.isNaN(spent)) { this.profiler = null; return 0; }
     return spent;
   }
+
 
   /**
    * The interval of the next window: where reading windows cost over the budget,

@@ -18,7 +18,7 @@ import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
-import { CpuSampler, cpuProfWanted, DEFAULT_SAMPLING_BUDGET, threadCpuMs, type StackRecord, type Window } from './cpu-sampler';
+import { CpuSampler, cpuProfWanted, cpuSince, DEFAULT_SAMPLING_BUDGET, type StackRecord, type ThreadClock, type Window } from './cpu-sampler';
 import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
 import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
 import { moduleNameOf } from '../analysis/module-name';
@@ -367,8 +367,8 @@ export class Runtime {
   private stacks = false;
   /** V8's sampling profiler for the stack samples (null: interrupt samples, one per sample) */
   private sampler: CpuSampler | null = null;
-  /** the relay of this session (main thread): the cell its thread's id comes in, and its CPU time charged so far (ms) */
-  private relay: { tid: Int32Array; cpuMs: number } | null = null;
+  /** the relay of this session (main thread): the cell its thread's id comes in, and its clock once that has come */
+  private relay: { cell: Int32Array; clock?: ThreadClock } | null = null;
   /** frame keys innermost in the latest windows of V8's samples, RECENT_SAMPLES of them at least (see SWITCH_CLASS) */
   private ranInner: { keys: Set<string>; samples: number }[] = [];
   /** functions ("no:fn") whose guard the tool's current request switched */
@@ -1129,26 +1129,29 @@ export class Runtime {
   }
 
   /** The relay started for this session (main thread): its CPU time goes into the observed cost from its start. */
-  relayThread(tid: Int32Array): void {
-    this.relay = { tid, cpuMs: 0 };
+  relayThread(cell: Int32Array): void {
+    this.relay = { cell };
   }
 
   /** Charge the relay's CPU time since the last sample to the observed cost (its own thread's: no intrusion in timers). */
-  private chargeRelay(r: { tid: Int32Array; cpuMs: number }): void {
-    const tid = Atomics.load(r.tid, 0);
-    if (!tid) return;
-    const now = threadCpuMs(String(tid));
+  private chargeRelay(): void {
+    const r = this.relay;
+    if (!r) return;
+    if (!r.clock) {
+      const tid = Atomics.load(r.cell, 0);
+      if (!tid) return;
+      r.clock = { tid: String(tid), cpuMs: 0 };
+    }
+    const spent = cpuSince(r.clock);
     // it ended with its session: what it ran after the last sample is not counted
-    if (!Number.isFinite(now)) { this.relay = null; return; }
-    const spent = now - r.cpuMs;
-    r.cpuMs = now;
+    if (Number.isNaN(spent)) { this.relay = null; return; }
     if (spent > 0) this.U[this.counter(COST_SERIES + RELAY_CLASS)] += Math.round(spent * 1000);
   }
 
   private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number, number, number][]; mono: number; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
     const now = this.now();
     // before the counters are read: this sample holds the relay's time up to now
-    if (this.relay && this.active) this.chargeRelay(this.relay);
+    if (this.active) this.chargeRelay();
     let cpuNow = -1;
     const counters: [string, number][] = [];
     for (const [name, i] of this.counterIndex) counters.push([name, this.counterValue(i)]);

@@ -321,10 +321,8 @@ export function handlerPrices(c: Calibration): HandlerPrices {
 export function classCost(c: Calibration, cls: string): Pair {
   // the runtime's own work for the tool, counted in microseconds
   if (cls === TOOL_CLASS) return [1000, 1000];
-  // V8's profiler thread sampling for the tool, its CPU time in microseconds
-  if (cls === SAMPLER_CLASS) return [1000, 1000];
-  // the agent's relay thread, its CPU time in microseconds
-  if (cls === RELAY_CLASS) return [1000, 1000];
+  // V8's profiler thread sampling for the tool, and the agent's relay thread: their CPU time in microseconds
+  if (cls === SAMPLER_CLASS || cls === RELAY_CLASS) return [1000, 1000];
   // a sample of a pinned function's own code: of its interval, the part pinning added (it runs F times slower)
   if (cls === PINNED_CLASS) return [SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.min(...c.pinned)), SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.max(...c.pinned))];
   // a switch of a guard: of a function V8's samples saw running, as calibrated; else at most that
