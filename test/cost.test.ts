@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { CpuSampler, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
-import { COST_SERIES, RELAY_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
+import { COST_SERIES, RELAY_CLASS, STACK_SAMPLE_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
 import { THREAD_SERIES } from '../src/session/series';
 import { STATIC_ENTRY, STATIC_SELF, STATIC_TRIPS } from '../src/cost/predict';
 import { MetricManager } from '../src/metrics/manager';
@@ -45,6 +45,9 @@ test('calibration: measured once, kept per machine and Node version, every cost 
   assert.equal(pinningFactor(c, false), c.pinnedShapes.strings);
   // a CPU timer reads the thread's CPU clock (a system call) at start and stop
   assert.ok(c.primitive.cpuPair[0] > c.primitive.n[0]);
+  // a stack sample stops the thread for a signal and a walk of its stack: microseconds, not seconds
+  assert.ok(c.stackSample[0] >= 0 && c.stackSample[1] >= c.stackSample[0] && c.stackSample[1] < 1e7, `stack sample ${c.stackSample} ns`);
+  assert.deepEqual(classCost(c, STACK_SAMPLE_CLASS), c.stackSample);
   const [lo, hi] = classCost(c, 'slot:n2c1p1');
   assert.ok(lo <= hi);
   // the second call measures nothing
@@ -542,4 +545,52 @@ test("observed cost of the stack samples' V8 profiler thread: its CPU time while
   // every window's part since the first read, and none of the time before it (read within the last window)
   assert.ok(grew > 0.5 * ran && grew <= onCpuMs() - k0 + 1, `counted ${grew} ms, the kernel ${ran} ms`);
   await s.detach();
+});
+
+test('observed cost of the stack samples taken of the program\'s thread: each sample V8 took of it counted once, priced as calibrated', async (t) => {
+  const c = await calibration();
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'busy.js')], [], { stdio: 'pipe', cwd: FIXTURES });
+  t.after(() => s.child?.kill());
+  const request = lineRequests(s.child!);
+  await request('', /ready/);
+  await s.watchThreads({ stacks: true });
+  // busy, then idle: a sample of a waiting thread interrupts it as well
+  await request('spin 1000', /spinning/);
+  for (let i = 0; i < 5; i++) await s.sample();
+  await request('', /spun/);
+  await s.sample();
+  // the oracle: the samples in V8's profiles, as the tool received them window by window
+  const taken = s.stackSamples('main').samples;
+  assert.ok(taken > 50, `${taken} samples`);
+  assert.equal(s.sampled(COST_SERIES + STACK_SAMPLE_CLASS, 'main')?.last, taken);
+  const mm = new MetricManager([s]);
+  const cost = await mm.enable('observed_cost', `/Thread/${s.pid}/main`);
+  const atStart = cost.value().range!;
+  await request('spin 500', /spinning/);
+  await s.sample();
+  await request('', /spun/);
+  await s.sample();
+  const more = s.stackSamples('main').samples - taken;
+  assert.ok(more > 0, 'samples taken after the metric started');
+  // in both bounds, at its calibrated price (with whatever else the tool did meanwhile: its own work, the relay)
+  const grew = cost.value().range!.map((v, i) => v - atStart[i]);
+  assert.ok(grew[0] >= more * c.stackSample[0] / 1e9 - 1e-12 && grew[1] >= more * c.stackSample[1] / 1e9 - 1e-12, `${grew} s for ${more} samples at ${c.stackSample} ns`);
+  await s.detach();
+});
+
+test('paranode calibrate: measures afresh, keeps it, and prints every price, a stack sample\'s among them', async () => {
+  const tool = spawn(process.execPath, [CLI, 'calibrate'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  tool.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  assert.equal(await new Promise((r) => tool.once('close', r)), 0, err);
+  const c = loadCalibration()!;
+  assert.ok(c, 'kept');
+  assert.match(out, new RegExp(`^ns per run +optimized unoptimized +\\(Node ${process.version.replace(/\./g, '\\.')}, `, 'm'));
+  for (const line of [/^reach by slot +[\d.]+ +[\d.]+$/m, /^counter \+\+ +[\d.]+ +[\d.]+$/m, /^CPU timer start\+stop +[\d.]+ +[\d.]+$/m,
+    /^a breakpoint's function runs [\d.]+-[\d.]+x slower/m, /^a switch of a slot V8 optimized costs [\d.]+-[\d.]+ ms/m]) assert.match(out, line);
+  const us = c.stackSample.map((x) => (x / 1e3).toFixed(1)).join('-');
+  assert.ok(out.includes(`\na stack sample of V8's profiler takes ${us} µs of the sampled thread\n`), out);
+  // progress on stderr, one line a measurement
+  assert.match(err, /a stack sample of the program's thread/);
 });

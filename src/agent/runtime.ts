@@ -197,6 +197,13 @@ export const SAMPLER_CLASS = 'sampler';
  * loaded server, not counted before (docs/BENCHMARKS.md section 54).
  */
 export const RELAY_CLASS = 'relay';
+/**
+ * The cost class of the stack samples V8's profiler takes of this thread for the tool: each
+ * stops the thread for a signal and a walk of its stack in the handler, on the thread's own
+ * time (the profiler thread's is SAMPLER_CLASS's). Counted per sample, priced as calibrated
+ * (calibrate/stack-sample.js: 0-70 µs a sample on this project's 2-core machine).
+ */
+export const STACK_SAMPLE_CLASS = 'stack-sample';
 /** the stack samples a switch is judged by: a second of the thread's time */
 const RECENT_SAMPLES = 100;
 /**
@@ -296,7 +303,7 @@ export class Runtime {
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
   readonly T = new Float64Array(MAX_TIMERS * 4);
   /** the handlers' own work inside each timer (virtual time), once the tool has priced the cost classes */
-  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS, RELAY_CLASS]);
+  readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS, RELAY_CLASS, STACK_SAMPLE_CLASS]);
   readonly counterIndex = new Map<string, number>();
   readonly timerIndex = new Map<string, number>();
   readonly scripts = new Map<number, ScriptRecord>();
@@ -1149,6 +1156,14 @@ export class Runtime {
   }
 
   private sampleNow(final = false): { t: number; counters: [string, number][]; timers: [string, number, boolean][]; queues?: [string, number, number, number, number, number, number][]; mono: number; notes?: string[]; thread?: number[]; fromStart?: boolean; scripts: number; objects?: string[]; stacks?: StackRecord[]; idle?: number; tool?: number; sampleUs?: number; placed?: [number, number][]; paths?: PathRecord[]; pathFunctions?: PathFunction[] } {
+    // the stack samples' window first, and what it cost (another thread's time, and each sample's on
+    // this thread: no intrusion in this thread's timers, only in the observed cost), so that this
+    // sample's counters hold them up to now
+    const w = this.sampler?.take();
+    if (w && this.active) {
+      if (w.profilerUs) this.U[this.counter(COST_SERIES + SAMPLER_CLASS)] += w.profilerUs;
+      if (w.samples) this.U[this.counter(COST_SERIES + STACK_SAMPLE_CLASS)] += w.samples;
+    }
     const now = this.now();
     // before the counters are read: this sample holds the relay's time up to now
     if (this.active) this.chargeRelay();
@@ -1184,12 +1199,7 @@ export class Runtime {
     }
     const out: ReturnType<Runtime['sampleNow']> = { t: now, mono: tq, counters, timers, scripts: this.scripts.size };
     if (queues.length) out.queues = queues;
-    const w = this.sampler?.take();
-    if (w) {
-      out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w);
-      // another thread's time: not in this thread's timers (no intrusion), only in the observed cost
-      if (w.profilerUs && this.active) this.U[this.counter(COST_SERIES + SAMPLER_CLASS)] += w.profilerUs;
-    }
+    if (w) { out.stacks = w.stacks; out.idle = w.idle; out.tool = w.tool; if (w.intervalUs) out.sampleUs = w.intervalUs; this.noteRunning(w); }
     if (this.watching) out.thread = this.threadValues(w);
     if (this.watchedFromStart) out.fromStart = true;
     if (this.stacks && !this.sampler) out.stacks = [[this.stackNow(), 1]];

@@ -273,6 +273,8 @@ async function main(argv: string[]): Promise<void> {
 `);
       process.stdout.write(`a call-path profile adds ${c.pathOp[0].toFixed(0)} ns to a profiled call's time and ${c.pathOp[1].toFixed(0)} ns to its caller's
 `);
+      process.stdout.write(`a stack sample of V8's profiler takes ${c.stackSample.map((x) => (x / 1e3).toFixed(1)).join('-')} µs of the sampled thread
+`);
     });
 
   program.command('metrics').description('list the metric definitions: units, aggregation and the constraints each allows')

@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { PINNED_CLASS, RELAY_CLASS, SAMPLER_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
+import { PINNED_CLASS, RELAY_CLASS, SAMPLER_CLASS, STACK_SAMPLE_CLASS, SWITCH_CLASS, TOOL_CLASS } from '../agent/runtime';
 import { calibrationFile, configDir, machineKey, readCalibrationEntry } from './calibration-file';
 import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { mechanismNamed, Pair, ReachRates } from '../session/mechanisms/mechanism';
@@ -53,6 +53,12 @@ export interface Calibration {
    * agent/call-paths subtract them), measured in this process in steady state.
    */
   pathOp: Pair;
+  /**
+   * ns of the sampled thread's own time one stack sample of V8's sampling profiler
+   * takes (a signal, and a walk of its stack in the handler), [low, high]: the
+   * mean less and plus two standard errors (calibrate/stack-sample.js).
+   */
+  stackSample: Pair;
 }
 
 /** The pinning factor of a function: its straight-line shape's where it has no loop, else the highest measured. */
@@ -62,6 +68,7 @@ export function pinningFactor(c: Calibration, hasLoop: boolean): number {
 
 export const CALIBRATION_TARGET = path.join(__dirname, '..', '..', '..', 'calibrate', 'target.js');
 const PIN_TARGET = path.join(path.dirname(CALIBRATION_TARGET), 'pin.js');
+const STACK_SAMPLE_TARGET = path.join(path.dirname(CALIBRATION_TARGET), 'stack-sample.js');
 
 export { configDir };
 const file = calibrationFile;
@@ -70,7 +77,7 @@ const file = calibrationFile;
 export function loadCalibration(): Calibration | null {
   const c = readCalibrationEntry() as Calibration | null;
   // one kept by an older paranode lacks what was added since: measured again
-  return c && Array.isArray(c.pinned) && c.pinnedShapes && Array.isArray(c.switched) && Array.isArray(c.pathOp) ? c : null;
+  return c && Array.isArray(c.pinned) && c.pinnedShapes && Array.isArray(c.switched) && Array.isArray(c.pathOp) && Array.isArray(c.stackSample) ? c : null;
 }
 
 function saveCalibration(c: Calibration): string {
@@ -253,6 +260,8 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
   }
   progress?.('  a function pinned in the interpreter by a breakpoint');
   const pinnedShapes = await measurePinning();
+  progress?.('  a stack sample of the program\'s thread');
+  const stackSample = await measureStackSample();
   const factors = Object.values(pinnedShapes);
   const pinned: Pair = [Math.min(...factors), Math.max(...factors)];
   const pair = (pick: (h: Host) => number): Pair => [Math.max(0, pick(hosts.f)), Math.max(0, pick(hosts.g))];
@@ -273,24 +282,40 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     pinnedShapes,
     switched,
     pathOp,
+    stackSample,
   };
 }
 
-/** Interpreter pinning, the slowdown factor of each shape: calibrate/pin.js in a plain process of this Node. */
-async function measurePinning(): Promise<Record<string, number>> {
-  const child = spawn(process.execPath, [PIN_TARGET], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** One line of JSON a calibration program prints, run in a plain process of this Node. */
+async function childJson(file: string): Promise<unknown> {
+  const child = spawn(process.execPath, [file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '', err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  let shapes: Record<string, number> = {};
-  try { shapes = JSON.parse(out) as Record<string, number>; } catch { /* reported below */ }
+  let got: unknown = null;
+  try { got = JSON.parse(out); } catch { /* reported below */ }
+  if (code !== 0 || got === null || typeof got !== 'object') throw new Error(`calibration: ${file} failed (exit ${code}): ${(err || out).trim().slice(0, 400)}`);
+  return got;
+}
+
+/** Interpreter pinning, the slowdown factor of each shape: calibrate/pin.js in a plain process of this Node. */
+async function measurePinning(): Promise<Record<string, number>> {
+  const shapes = await childJson(PIN_TARGET) as Record<string, number>;
   const factors = Object.values(shapes);
-  if (code !== 0 || !factors.length || !factors.every((f) => Number.isFinite(f) && f > 0)) {
-    throw new Error(`calibration: ${PIN_TARGET} failed (exit ${code}): ${(err || out).trim().slice(0, 400)}`);
-  }
+  if (!factors.length || !factors.every((f) => Number.isFinite(f) && f > 0)) throw new Error(`calibration: ${PIN_TARGET} printed ${JSON.stringify(shapes)}`);
   // pinning never makes code faster: a factor under 1 is noise
   return Object.fromEntries(Object.entries(shapes).map(([k, f]) => [k, Math.max(1, f)]));
+}
+
+/** A stack sample's ns of the sampled thread: calibrate/stack-sample.js in a plain process of this Node. */
+async function measureStackSample(): Promise<Pair> {
+  const got = await childJson(STACK_SAMPLE_TARGET) as { ns?: unknown };
+  const ns = got.ns;
+  if (!Array.isArray(ns) || ns.length !== 2 || !ns.every((x) => typeof x === 'number' && Number.isFinite(x) && x >= 0)) {
+    throw new Error(`calibration: ${STACK_SAMPLE_TARGET} printed ${JSON.stringify(got)}`);
+  }
+  return [ns[0], Math.max(ns[0], ns[1])];
 }
 
 /**
@@ -323,6 +348,8 @@ export function classCost(c: Calibration, cls: string): Pair {
   if (cls === TOOL_CLASS) return [1000, 1000];
   // V8's profiler thread sampling for the tool, and the agent's relay thread: their CPU time in microseconds
   if (cls === SAMPLER_CLASS || cls === RELAY_CLASS) return [1000, 1000];
+  // a stack sample V8 took of the thread: what one takes of the thread's own time, as calibrated
+  if (cls === STACK_SAMPLE_CLASS) return [c.stackSample[0], c.stackSample[1]];
   // a sample of a pinned function's own code: of its interval, the part pinning added (it runs F times slower)
   if (cls === PINNED_CLASS) return [SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.min(...c.pinned)), SAMPLE_INTERVAL_US * 1000 * (1 - 1 / Math.max(...c.pinned))];
   // a switch of a guard: of a function V8's samples saw running, as calibrated; else at most that
