@@ -124,7 +124,7 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
 });
 
 test("stack samples dear to read (deep stacks, each sample a new one) are taken less often from then on, and the diagnosis says so; a shallow program's are not", async (t) => {
-  const slower = /^stack samples: they took [\d.]+ % of the time the thread could run \(reading them, and V8's profiler thread\); V8 samples it every (\d+) ms from now on \(was 10 ms; [\d.]+ % expected\), their cost kept under 2.5 % of the thread$/;
+  const slower = /^stack samples: they took [\d.]+ % of the time the thread could run \(reading them, V8's profiler thread, and taking them\); V8 samples it every (\d+) ms from now on \(was 10 ms; [\d.]+ % expected\), their cost kept under 2.5 % of the thread$/;
   // under the default 5 % limit the samples may take half of it (judged over two seconds of windows)
   await calibration();
   const { diagnosis: d, session: deep } = await diagnose({ command: [process.execPath, 'deep-stacks.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], durationSeconds: 15 });
@@ -468,10 +468,11 @@ test('the tool\'s work in a thread that shares its core is charged for the time 
 
 test("the stack samples' budget is a share of the time the thread could run: a thread that waited for its core pays for them out of less, and V8 samples it less often", () => {
   const deep = (n: number): number => (n === 0 ? Math.sqrt(performance.now()) : deep(n - 1) + 1);
-  const notes = (readyShare: number): string[] => {
+  const notes = (readyShare: number, samplePriceNs = 0): string[] => {
     const said: string[] = [];
     const t0 = performance.now();
     const sampler = new CpuSampler((_url, name) => name || null, () => false, (n) => said.push(n), 0.05, undefined, () => readyShare * (performance.now() - t0));
+    sampler.priceSamples(samplePriceNs);
     assert.ok(sampler.start());
     for (let w = 0; w < 35; w++) {
       const end = performance.now() + 100;
@@ -489,6 +490,12 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   const [, every, expected] = /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(slower[0]) ?? assert.fail(slower[0]);
   // in one step (each restart of V8's profiler logs the heap's code again): the interval the windows' cost says fits, else the longest
   assert.ok(Number(expected) <= 5 || every === '40', slower[0]);
+  // a sample's calibrated price counts against the budget too: at 1 ms a sample (10 % of the thread at 10 ms) it is over 5 %
+  const priced = notes(0, 1e6);
+  assert.equal(priced.length, 1, priced.join('\n'));
+  const [, took, every2, expected2] = /^stack samples: they took ([\d.]+) % of the time the thread could run \(reading them, V8's profiler thread, and taking them\); V8 samples it every (30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(priced[0]) ?? assert.fail(priced[0]);
+  // (up to a tenth of the thread in samples alone: 1 ms every 10 ms, where V8 takes every one)
+  assert.ok(Number(took) > 5 && (Number(expected2) <= 5 || every2 === '40'), priced[0]);
 });
 
 test("observed cost of the agent's relay: its thread's CPU time from its start, as the kernel counts it, at every sample", async (t) => {

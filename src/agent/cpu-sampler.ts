@@ -165,6 +165,8 @@ export class CpuSampler {
   private readonly prefix = `paranode:${process.pid}:${Math.random().toString(36).slice(2)}:`;
   /** V8's profiler thread for this thread's profiles (Linux), and its CPU time (ms) at the last window */
   private profiler: ThreadClock | null = null;
+  /** ms of this thread's own time a sample takes (a signal, a walk of its stack): the calibration's, 0 unpriced */
+  private sampleMs = 0;
 
   /**
    * @param isTool whether a script is paranode's code that prepares modules as they load
@@ -243,7 +245,7 @@ export class CpuSampler {
         this.post!('Profiler.setSamplingInterval', { interval: next });
         this.interval = next;
         const expected = this.predictedShare(interval, next);
-        this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (reading them, and V8's profiler thread); ` +
+        this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (${this.sampleMs > 0 ? 'reading them, V8\'s profiler thread, and taking them' : 'reading them, and V8\'s profiler thread'}); ` +
           `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms${expected === null ? '' : `; ${(100 * expected).toFixed(1)} % expected`}), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
       } catch { /* kept as it was */ }
       this.profileWithThread(this.title(this.window));
@@ -260,13 +262,15 @@ export class CpuSampler {
     // judged over a second of windows or more, not one (a window can hold a collection, a burst of new
     // stacks), and over two such seconds in a row: a program's start (modules loading, deep stacks of
     // requires) is not its run
-    this.spent += cost + profilerMs;
+    // and what taking the window's samples took of the thread, as calibrated
+    const taking = w.samples * this.sampleMs;
+    this.spent += cost + profilerMs + taking;
     if (next !== interval) {
       this.spent = this.windows = this.samplesSince = 0; this.since = t1; this.readySince = this.readyMs(); this.lastShare = this.overBefore = 0;
       this.fit.clear(); this.rate = null; this.fresh = true;
     } else {
       // (the first window of a profile holds its start: every node new)
-      if (!this.fresh) this.fit.add(w.samples, cost + profilerMs);
+      if (!this.fresh) this.fit.add(w.samples, cost + profilerMs + taking);
       this.fresh = false;
       this.windows++;
       this.samplesSince += w.samples;
@@ -329,6 +333,11 @@ export class CpuSampler {
     const r = this.rate;
     if (!line || !r || r.runnable <= 0) return null;
     return (line[0] * r.windows + line[1] * r.samples * from / to) / r.runnable;
+  }
+
+  /** What a sample takes of the thread (ns, calibrated): counted with the windows' cost against the budget. */
+  priceSamples(ns: number): void {
+    this.sampleMs = Number.isFinite(ns) && ns > 0 ? ns / 1e6 : 0;
   }
 
   stop(): void {

@@ -975,11 +975,12 @@ export class Runtime {
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
    */
-  watchThread(stacks = false, fromStart = false, samplingBudget = DEFAULT_SAMPLING_BUDGET): void {
+  watchThread(stacks = false, fromStart = false, samplingBudget = DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
+      this.sampler.priceSamples(samplePriceNs);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {

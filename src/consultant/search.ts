@@ -333,8 +333,9 @@ export class PerformanceConsultant extends EventEmitter {
   /** Enable the whole-program tests (they stay for the whole search) and the observed cost. */
   async start(): Promise<void> {
     this.cal = await this.manager.costCalibration();
-    // the stack samples take at most half the limit (reading them costs by their depth); none: all of them
-    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2 });
+    // the stack samples take at most half the limit (reading them costs by their depth, and each one
+    // the thread's time: its calibrated high price); none: all of them
+    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1] });
     this.costInst = await this.manager.enable('observed_cost');
     // the cost is judged against the time each thread could run (agent/runnable-time.ts)
     this.waitInst = await this.manager.enable('cpu_wait').catch(() => undefined);

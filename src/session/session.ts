@@ -111,6 +111,8 @@ export class Session extends EventEmitter {
   private watchingStacks = false;
   /** the share of the time a thread could run that its stack samples may cost (see watchThreads) */
   private samplingBudget = DEFAULT_SAMPLING_BUDGET;
+  /** ns of a thread's own time one stack sample takes, counted against the budget (0: unpriced) */
+  private samplePriceNs = 0;
   private intervalMs = 200;
   private detached = false;
   /** detach has begun: workers announced from now on are let go, not set up */
@@ -256,7 +258,7 @@ export class Session extends EventEmitter {
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
       if (this.watching && this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget})`).catch(() => undefined);
+      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs})`).catch(() => undefined);
       if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
@@ -649,17 +651,19 @@ export class Session extends EventEmitter {
    * Measure every thread's own values (CPU, wall, GC, event loop), now and in threads started later.
    * `stacks`: with V8's stack samples, which may cost each thread up to `samplingBudget` of its
    * time (a share; Infinity: every 10 ms whatever they cost): where reading them costs more, V8
-   * samples less often (at the least every 40 ms), and it is noted.
+   * samples less often (at the least every 40 ms), and it is noted. `samplePriceNs`: what a
+   * sample takes of the sampled thread's own time (the calibration's), counted against the budget.
    */
-  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number } = {}): Promise<void> {
+  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number; samplePriceNs?: number } = {}): Promise<void> {
     this.watching = true;
     if (opts.stacks) this.watchingStacks = true;
     if (opts.samplingBudget !== undefined) this.samplingBudget = opts.samplingBudget;
+    if (opts.samplePriceNs !== undefined && Number.isFinite(opts.samplePriceNs) && opts.samplePriceNs >= 0) this.samplePriceNs = opts.samplePriceNs;
     await this.settled();
     for (const t of this.threads.values()) {
       // source-mapped scripts known before the first stack sample: none of it is named by the compiled file
       if (this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget})`).catch(() => undefined);
+      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs})`).catch(() => undefined);
     }
   }
 
