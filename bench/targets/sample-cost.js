@@ -5,6 +5,7 @@
 // before its stop. Prints per interval the median added share and, over the
 // samples V8 took, the added µs per sample.
 //   node sample-cost.js [interval µs ...]   (default 10000 1000 250)
+// SAMPLE_COST_MS sets a run's length (default 500 ms of the thread's CPU time).
 'use strict';
 const fs = require('fs');
 const inspector = require('inspector');
@@ -35,7 +36,7 @@ async function run(n, interval) {
   const intervals = process.argv.slice(2).map(Number).filter((x) => x > 0);
   if (!intervals.length) intervals.push(10000, 1000, 250);
   for (let i = 0; i < 3; i++) await run(1e6, 0);
-  const n = Math.round(1e6 * 500 / Math.max(1, (await run(1e6, 0)).ms));
+  const n = Math.round(1e6 * Number(process.env.SAMPLE_COST_MS || 500) / Math.max(1, (await run(1e6, 0)).ms));
   const res = new Map([[0, []], ...intervals.map((iv) => [iv, []])]);
   for (let r = 0; r < 7; r++) for (const iv of intervals) { res.get(0).push(await run(n, 0)); res.get(iv).push(await run(n, iv)); }
   const med = (a) => a.slice().sort((x, y) => x - y)[a.length >> 1];
