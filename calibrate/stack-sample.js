@@ -79,6 +79,8 @@ async function run(n, interval) {
     if (more > 0) per.push(((on - (a + b) / 2) * 1e6) / more);
   }
   s.disconnect();
+  // no sample taken in any turn (a platform where V8's sampler does not run): none to price
+  if (!per.length) { console.log(JSON.stringify({ ns: [0, 0], turns: 0, threadClock })); return; }
   const mean = per.reduce((x, y) => x + y, 0) / per.length;
   const sd = Math.sqrt(per.reduce((x, y) => x + (y - mean) ** 2, 0) / Math.max(1, per.length - 1));
   const se = sd / Math.sqrt(per.length);
