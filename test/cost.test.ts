@@ -493,9 +493,10 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   // a sample's calibrated price counts against the budget too: at 1 ms a sample (10 % of the thread at 10 ms) it is over 5 %
   const priced = notes(0, 1e6);
   assert.equal(priced.length, 1, priced.join('\n'));
-  const [, took, every2, expected2] = /^stack samples: they took ([\d.]+) % of the time the thread could run \(reading them, V8's profiler thread, and taking them\); V8 samples it every (30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(priced[0]) ?? assert.fail(priced[0]);
-  // (up to a tenth of the thread in samples alone: 1 ms every 10 ms, where V8 takes every one)
-  assert.ok(Number(took) > 5 && (Number(expected2) <= 5 || every2 === '40'), priced[0]);
+  const [, took, every2, expected2] = /^stack samples: they took ([\d.]+) % of the time the thread could run \(reading them, V8's profiler thread, and taking them\); V8 samples it every (20|30|40) ms from now on \(was 10 ms(?:; ([\d.]+) % expected)?\)/.exec(priced[0]) ?? assert.fail(priced[0]);
+  // (up to a tenth of the thread in samples alone: 1 ms every 10 ms, where V8 takes every one; with no
+  // line through the windows' costs yet, the interval is longer by the share over the budget, at least twice)
+  assert.ok(Number(took) > 5 && (expected2 === undefined ? Number(every2) >= 20 : Number(expected2) <= 5 || every2 === '40'), priced[0]);
 });
 
 test("observed cost of the agent's relay: its thread's CPU time from its start, as the kernel counts it, at every sample", async (t) => {
