@@ -109,9 +109,17 @@ export async function runNodeUntil(args: string[], re: RegExp, cwd = FIXTURES): 
 /** Output of a program launched by Session.launch(..., { stdio: 'pipe' }), awaitable by pattern. */
 export function programOutput(child: ChildProcess): { until: (re: RegExp) => Promise<void>; send: (line: string) => void } {
   let out = '';
+  let closed = child.stdout!.readableEnded;
   child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout!.once('close', () => { closed = true; });
   return {
-    until: async (re) => { while (!re.test(out)) await new Promise((r) => child.stdout!.once('data', r)); },
+    // a program that ends without printing it fails the wait with what it printed (not a wait on nothing)
+    until: async (re) => {
+      while (!re.test(out)) {
+        if (closed) throw new Error(`the program's output ended (exit ${child.exitCode ?? child.signalCode}) without ${re}: ${JSON.stringify(out)}`);
+        await new Promise((r) => { child.stdout!.once('data', r); child.stdout!.once('close', r); });
+      }
+    },
     send: (line) => { child.stdin!.write(line + '\n'); },
   };
 }
