@@ -509,9 +509,11 @@ test('functions that stack samples name alike (A.parse, B.parse, C.parse: `parse
   assert.ok(a!.value! > b!.value! && b!.value! >= 0.2 && c!.value! < 0.05, `A ${a!.value}, B ${b!.value}, C ${c!.value}`);
   assert.ok(a!.value! + b!.value! + c!.value! <= 1.01, `A ${a!.value}, B ${b!.value}, C ${c!.value}: more than the thread`);
   assert.deepEqual(d.bottlenecks.filter((x) => x.focus.endsWith('.parse')).map((x) => x.focus), ['/Code/same-names.js/A.parse', '/Code/same-names.js/B.parse']);
-  // the hottest functions: the two parse methods seen, each by its start line, A's first
+  // the hottest functions: the two parse methods seen, each by its start line, A's first; C's, called
+  // once, only where a sample happened to land in it (1 of 174 once on Node 22), under the bound above
   const hot = d.hottest!.filter((h) => h.thread === 'main' && h.function.startsWith('same-names.js/parse'));
-  assert.deepEqual(hot.map((h) => h.function), ['same-names.js/parse@8', 'same-names.js/parse@9'], JSON.stringify(d.hottest));
+  assert.deepEqual(hot.slice(0, 2).map((h) => h.function), ['same-names.js/parse@8', 'same-names.js/parse@9'], JSON.stringify(d.hottest));
+  assert.ok(hot.slice(2).every((h) => h.function === 'same-names.js/parse@10' && h.self < 0.05), JSON.stringify(d.hottest));
   assert.match(renderDiagnosis(d), /same-names\.js\/parse@8/);
 });
 
