@@ -312,7 +312,6 @@ export class CpuSampler {
     return spent;
   }
 
-
   /**
    * The interval of the next window: where reading windows cost over the budget,
    * the shortest that the windows' cost line says fits it (only the samples' part

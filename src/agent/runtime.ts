@@ -201,7 +201,7 @@ export const RELAY_CLASS = 'relay';
  * The cost class of the stack samples V8's profiler takes of this thread for the tool: each
  * stops the thread for a signal and a walk of its stack in the handler, on the thread's own
  * time (the profiler thread's is SAMPLER_CLASS's). Counted per sample, priced as calibrated
- * (calibrate/stack-sample.js: 0-70 µs a sample on this project's 2-core machine).
+ * (calibrate/stack-sample.js: 0-61 µs a sample on this project's 2-core machine, docs/BENCHMARKS.md section 55).
  */
 export const STACK_SAMPLE_CLASS = 'stack-sample';
 /** the stack samples a switch is judged by: a second of the thread's time */
