@@ -4,6 +4,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { InstructionParts, partsOfFile } from './callgrind-parts';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const TARGETS = path.join(ROOT, 'bench', 'targets');
@@ -227,6 +228,15 @@ export async function spinSeries(p: Proc, steps: { name: string; fn: () => Promi
  * --predictable: V8 without concurrent compilation or parallel GC, so the count repeats (to 0.002 %).
  */
 export async function callgrindWork(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return (await callgrindRun(lib, reps, label, nodeArgs, env, false)).total;
+}
+
+/** The same count split into the program's own instructions, V8's compilers' and the collector's (callgrind-parts.ts). */
+export async function callgrindWorkParts(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<InstructionParts> {
+  return callgrindRun(lib, reps, label, nodeArgs, env, true);
+}
+
+async function callgrindRun(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv, split: boolean): Promise<InstructionParts> {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cg-')), 'cg.out');
   const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '--smc-check=all-non-file',
     process.execPath, '--predictable', ...nodeArgs, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'], env });
@@ -234,7 +244,11 @@ export async function callgrindWork(lib: string, reps: number, label: string, no
   child.stderr!.on('data', (d) => { err += d; });
   const code = await new Promise<number | null>((r) => child.once('close', r));
   const m = /Collected : (\d+)/.exec(err);
-  fs.rmSync(path.dirname(out), { recursive: true, force: true });
-  if (code !== 0 || !m) throw new Error(`callgrind on work.js ${lib} ${reps} (${label}) failed (${code}): ${err.slice(-300)}`);
-  return Number(m[1]);
+  try {
+    if (code !== 0 || !m) throw new Error(`callgrind on work.js ${lib} ${reps} (${label}) failed (${code}): ${err.slice(-300)}`);
+    if (split) return partsOfFile(out);
+    return { total: Number(m[1]), program: NaN, compiler: NaN, gc: NaN };
+  } finally {
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  }
 }
