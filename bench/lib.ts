@@ -228,15 +228,16 @@ export async function spinSeries(p: Proc, steps: { name: string; fn: () => Promi
  * --predictable: V8 without concurrent compilation or parallel GC, so the count repeats (to 0.002 %).
  */
 export async function callgrindWork(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  return (await callgrindRun(lib, reps, label, nodeArgs, env, false)).total;
+  return callgrindRun(lib, reps, label, nodeArgs, env, (_, total) => total);
 }
 
 /** The same count split into the program's own instructions, V8's compilers' and the collector's (callgrind-parts.ts). */
 export async function callgrindWorkParts(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<InstructionParts> {
-  return callgrindRun(lib, reps, label, nodeArgs, env, true);
+  return callgrindRun(lib, reps, label, nodeArgs, env, (out) => partsOfFile(out));
 }
 
-async function callgrindRun(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv, split: boolean): Promise<InstructionParts> {
+/** Run the work under callgrind and read its output file (removed after) with `read`. */
+async function callgrindRun<T>(lib: string, reps: number, label: string, nodeArgs: string[], env: NodeJS.ProcessEnv, read: (out: string, total: number) => T): Promise<T> {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-cg-')), 'cg.out');
   const child = spawn('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, '--smc-check=all-non-file',
     process.execPath, '--predictable', ...nodeArgs, 'work.js', lib, String(reps)], { cwd: TARGETS, stdio: ['ignore', 'ignore', 'pipe'], env });
@@ -246,8 +247,7 @@ async function callgrindRun(lib: string, reps: number, label: string, nodeArgs: 
   const m = /Collected : (\d+)/.exec(err);
   try {
     if (code !== 0 || !m) throw new Error(`callgrind on work.js ${lib} ${reps} (${label}) failed (${code}): ${err.slice(-300)}`);
-    if (split) return partsOfFile(out);
-    return { total: Number(m[1]), program: NaN, compiler: NaN, gc: NaN };
+    return read(out, Number(m[1]));
   } finally {
     fs.rmSync(path.dirname(out), { recursive: true, force: true });
   }
