@@ -29,11 +29,14 @@ export function openCacheDir(env: NodeJS.ProcessEnv = process.env): string | nul
   }
 }
 
+/** This process's effective uid (what os.userInfo() gives, without its read of the user database: ~0.4 ms at each start). */
+export const ownUid = (): number => process.geteuid?.() ?? os.userInfo().uid;
+
 /** A directory (not a link to one) this user owns and no one else can enter; false if missing. */
 export function ownerOnly(dir: string): boolean {
   try {
     const st = fs.lstatSync(dir);
-    return st.isDirectory() && st.uid === os.userInfo().uid && (st.mode & 0o077) === 0;
+    return st.isDirectory() && st.uid === ownUid() && (st.mode & 0o077) === 0;
   } catch {
     return false;
   }

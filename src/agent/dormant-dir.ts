@@ -2,11 +2,11 @@
 // only its user can enter, so no other local user can reach it. Shared by the
 // agent (which creates the directory) and the tool (which finds the socket).
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
+import { ownUid } from './cache-dir';
 
 /** The directory for an environment: $XDG_RUNTIME_DIR/paranode, else <tmpdir>/paranode-<uid>. */
-export function dormantDir(env: NodeJS.ProcessEnv = process.env, uid = os.userInfo().uid): string {
+export function dormantDir(env: NodeJS.ProcessEnv = process.env, uid = ownUid()): string {
   if (env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR)) return path.join(env.XDG_RUNTIME_DIR, 'paranode');
   // os.tmpdir() reads TMPDIR of this process: the target's may differ, so take it from env
   const tmp = env.TMPDIR && path.isAbsolute(env.TMPDIR) ? env.TMPDIR.replace(/(.)\/+$/, '$1') : '/tmp';
@@ -21,7 +21,7 @@ export function dormantSocket(dir: string, pid: number): string {
  * Why `dir` cannot be trusted (null if it can): it must be a real directory
  * (not a symbolic link), owned by this user, with no access for group or others.
  */
-export function untrustedDir(dir: string, uid = os.userInfo().uid): string | null {
+export function untrustedDir(dir: string, uid = ownUid()): string | null {
   let st: fs.Stats;
   try { st = fs.lstatSync(dir); } catch (e) { return `${dir}: ${(e as NodeJS.ErrnoException).code ?? e}`; }
   if (!st.isDirectory()) return `${dir} is not a directory`;
