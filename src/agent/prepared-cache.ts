@@ -6,7 +6,11 @@
 // Key: the source text, paranode's version and a hash of the preparing code
 // itself (so a rebuilt paranode never takes an old entry), the Node version, the kind (script or
 // ES module), the file name, URL and working directory (module names), and the
-// number of digits of the script's number. The text names the script number in
+// number of digits of the script's number. The source is checked as Node's compile
+// cache checks it, by its CRC-32 and its length (with zlib, which a warm start reads
+// entries with anyway; SHA-256 took loading `crypto`, 2-6 ms, and 6.4 ms over
+// typescript.js's 8.7 MB, where CRC-32 takes 1.9): the rest of the key is compared
+// whole, from the entry's head. The text names the script number in
 // its slot globals ($pn<no>_<fn>) and an ES module's preamble; it is stored with
 // the number it was first prepared with and renumbered on use to one of the same
 // width (a program loading its modules in the same order needs none), so the
@@ -21,7 +25,6 @@
 // and decoded (see prepared-codec.ts). If by then the entry is gone or damaged, the
 // source, read again, is prepared again if it still hashes to the key; else the
 // script keeps running with no function records and its own columns in stack traces.
-import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import type { PreparedScript } from '../instrument/transform';
@@ -30,23 +33,39 @@ import { identityAtStart, preparingFiles } from './preparing-code';
 import { decodeRest, encodeRest, type RestBytes } from './prepared-codec';
 import { fileBytes, joined, utf8 } from './unpooled';
 
-const FORMAT = 'pnc6';
+const FORMAT = 'pnc7';
+
+/** `crypto`, loaded only where a warm start does not need it (a new build's hash, an old Node without zlib's CRC-32). */
+const crypto = (): typeof import('crypto') => require('crypto');
+
+/** zlib's CRC-32 (Node 20.15, 22.2 and later), or undefined. */
+const crc32 = (): ((data: string | Uint8Array, value?: number) => number) | undefined => (require('zlib') as { crc32?: (data: string | Uint8Array, value?: number) => number }).crc32;
+
+/** A short name for a text (file names): its CRC-32 and length in hex, or where Node has no CRC-32, its SHA-256. */
+function shortHash(text: string): string {
+  const crc = crc32();
+  return crc ? `${crc(text).toString(16).padStart(8, '0')}${text.length.toString(16)}` : crypto().createHash('sha256').update(text).digest('hex');
+}
+
+/** A temporary file's name beside `file`, unique to this process and call (opened with 'wx'). */
+let temps = 0;
+const tempName = (file: string): string => `${file}.${process.pid}.${(temps++).toString(36)}.${process.hrtime.bigint().toString(36)}.tmp`;
 
 /**
  * A hash of the code that prepares, of acorn and of the Node version: an entry is only valid for
  * the build and the Node that made it. Hashing those files' contents at every start costs a few
- * ms, so the hash is kept in the cache directory under their identity (preparing-code.ts) and
- * computed again when that moves.
+ * ms, so the hash is kept in the cache directory under their identity (preparing-code.ts), compared
+ * whole, and computed again when that moves.
  */
 function buildId(dir: string): string {
-  const identity = crypto.createHash('sha256').update(`${FORMAT}\n${identityAtStart()}`).digest('hex');
+  const identity = `${FORMAT} ${identityAtStart()}`;
   // one memo per identity: installs or Node versions sharing the directory do not take turns
-  const memo = path.join(dir, `build-id-${identity.slice(0, 16)}`);
+  const memo = path.join(dir, `build-id-${shortHash(identity)}`);
   try {
     const [known, id] = fs.readFileSync(memo, 'utf8').split('\n');
     if (known === identity && /^[0-9a-f]{64}$/.test(id)) return id;
   } catch { /* none yet */ }
-  const h = crypto.createHash('sha256');
+  const h = crypto().createHash('sha256');
   h.update(FORMAT);
   for (const f of preparingFiles()) {
     if (f.endsWith('package.json')) { try { h.update(JSON.parse(fs.readFileSync(f, 'utf8')).version); } catch { /* unreadable: the rest still moves */ } }
@@ -55,7 +74,7 @@ function buildId(dir: string): string {
   // what is parsed depends on the V8 that runs it (the import phases it compiles)
   h.update(process.version);
   const id = h.digest('hex');
-  const tmp = `${memo}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+  const tmp = tempName(memo);
   try {
     fs.writeFileSync(tmp, `${identity}\n${id}\n`, { mode: 0o600, flag: 'wx' });
     fs.renameSync(tmp, memo);
@@ -67,9 +86,9 @@ function buildId(dir: string): string {
 
 /** An entry's checksum: it finds a damaged entry, not a forged one (the directory is the owner's alone). CRC-32 reads the TypeScript compiler's 35 MB entry in 13 ms, SHA-1 in 22. */
 function checksum(...parts: Uint8Array[]): string {
-  const zlib = require('zlib') as typeof import('zlib');
-  if (typeof zlib.crc32 === 'function') return parts.reduce((crc, p) => zlib.crc32(p, crc), 0).toString(16);
-  const h = crypto.createHash('sha1');
+  const crc = crc32();
+  if (crc) return parts.reduce((sum, p) => crc(p, sum), 0).toString(16);
+  const h = crypto().createHash('sha1');
   for (const p of parts) h.update(p);
   return h.digest('hex');
 }
@@ -87,10 +106,10 @@ function readFully(fd: number, into: Uint8Array, position: number): void {
 const numbered = (no: number): Uint8Array => utf8(String(no));
 
 /** An entry's first line. `code` and `meta` are read at load (`sum`, which covers `no` too), `json` and `ints` when first needed (`rest`). */
-interface EntryHead { format: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
+interface EntryHead { format: string; key: string; no: number; code: number; meta: number; json: number; ints: number; sum: string; rest: string }
 
 /** What must match between an entry read at load and the file its rest is read from later (an entry renumbered by another process matches). */
-const shapeOf = (h: EntryHead): string => [h.code, h.meta, h.json, h.ints, h.rest].join();
+const shapeOf = (h: EntryHead): string => JSON.stringify([h.key, h.code, h.meta, h.json, h.ints, h.rest]);
 
 /** The first line of the entry open as `fd`, checked against the file's length; the offset of what follows it. */
 function readHead(fd: number): { head: EntryHead; body: number } {
@@ -98,7 +117,8 @@ function readHead(fd: number): { head: EntryHead; body: number } {
   // the directory was found owner-only when opened; the file itself is checked at each read too
   if (typeof process.getuid === 'function' && (st.uid !== process.getuid() || (st.mode & 0o077) !== 0)) throw new Error('not the owner\'s alone');
   const size = st.size;
-  const first = Buffer.alloc(Math.min(4096, size));
+  // (the head names the file, the working directory and the URL: room for long paths)
+  const first = Buffer.alloc(Math.min(65536, size));
   readFully(fd, first, 0);
   const nl = first.indexOf(10);
   if (nl < 0) throw new Error('no head');
@@ -156,11 +176,10 @@ export class PreparedCache {
     const width = String(req.no).length;
     // the source already holds text that renumbering would replace: not cacheable
     if ((req.source.includes('$pn') || req.source.includes('registerModule(')) && /\$pn\d+_|registerModule\(\d+,/.test(req.source)) { this.stats.bypassed++; return prepare(req.no, req.source); }
-    const keyHead = JSON.stringify([this.id, req.kind, width, req.filename, req.cwd, req.url ?? '']) + '\0';
-    // two updates: concatenating first would copy the source (9 MB for the TypeScript compiler: ~12 ms)
-    const keyOf = (source: string) => crypto.createHash('sha256').update(keyHead).update(source).digest('hex');
+    // the whole key, kept in the entry's head and compared there; the file is named by its hashes
+    const keyOf = (source: string) => JSON.stringify([this.id, req.kind, width, req.filename, req.cwd, req.url ?? '', shortHash(source)]);
     const key = keyOf(req.source);
-    const file = path.join(this.dir, `${key}.pnc`);
+    const file = path.join(this.dir, `${shortHash(key)}.pnc`);
     // what the entry's lazily read part needs: not `req`, which holds the source
     const { no: wanted, reread } = req;
     const again = (): RestBytes | null => {
@@ -169,7 +188,7 @@ export class PreparedCache {
         if (source == null || keyOf(source) !== key) return null;
         const fresh = prepare(wanted, source);
         // the damaged or missing entry replaced, so that later starts and attaches find it whole
-        this.write(file, fresh, wanted);
+        this.write(file, key, fresh, wanted);
         const r = encodeRest(fresh);
         // (a copy: the encoder's buffer is 256 KB at least)
         return { json: utf8(r.json), ints: r.ints.slice(), calls: (JSON.parse(r.head) as { calls: number[] }).calls };
@@ -177,11 +196,11 @@ export class PreparedCache {
         return null;
       }
     };
-    const hit = this.read(file, width, again);
+    const hit = this.read(file, key, width, again);
     if (!hit) {
       this.stats.misses++;
       const fresh = prepare(req.no, req.source);
-      this.write(file, fresh, req.no);
+      this.write(file, key, fresh, req.no);
       return fresh;
     }
     this.stats.hits++;
@@ -195,11 +214,13 @@ export class PreparedCache {
    * An entry's prepared text and head, checked; the rest (functions, layout) read from the same
    * file when first needed, checked by its own sum, else made `again` from the source, else lost.
    */
-  private read(file: string, width: number, again: () => RestBytes | null): { entry: PreparedScript; no: number } | null {
+  private read(file: string, key: string, width: number, again: () => RestBytes | null): { entry: PreparedScript; no: number } | null {
     let fd: number;
     try { fd = fs.openSync(file, 'r'); } catch { return null; }
     try {
       const { head, body } = readHead(fd);
+      // another key whose hashes name the same file: not this source's entry (nor damaged)
+      if (head.key !== key) return null;
       if (String(head.no).length !== width) throw new Error('corrupt');
       const loaded = Buffer.allocUnsafeSlow(head.code + head.meta);
       readFully(fd, loaded, body);
@@ -246,15 +267,15 @@ export class PreparedCache {
   }
 
   /** Store an entry; a failure (a full disk, a vanished directory, anything) costs the cache, never the program. */
-  private write(file: string, p: PreparedScript, no: number): void {
-    const tmp = `${file}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+  private write(file: string, key: string, p: PreparedScript, no: number): void {
+    const tmp = tempName(file);
     try {
       const code = utf8(p.code);
       const rest = encodeRest(p);
       const meta = utf8(rest.head);
       const json = utf8(rest.json);
       const ints = Buffer.from(rest.ints.buffer, rest.ints.byteOffset, rest.ints.byteLength);
-      const head = utf8(JSON.stringify({ format: FORMAT, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta, numbered(no)), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
+      const head = utf8(JSON.stringify({ format: FORMAT, key, no, code: code.length, meta: meta.length, json: json.length, ints: rest.ints.length, sum: checksum(code, meta, numbered(no)), rest: checksum(json, ints) } satisfies EntryHead) + '\n');
       fs.writeFileSync(tmp, joined([head, code, meta, json, ints]), { mode: 0o600, flag: 'wx' });
       fs.renameSync(tmp, file);
     } catch {
