@@ -36,6 +36,17 @@ async function socketAppears(pid: number, child: Target): Promise<void> {
   assert.ok(fs.existsSync(socketOf(pid)), `no socket at ${socketOf(pid)}`);
 }
 
+test('dormant: a warm start loads none of Node\'s modules that only a session uses (crypto, worker_threads, perf_hooks); a cold one hashes the preparing code with crypto', () => {
+  const dir = path.join(TMP, 'load-list-cache');
+  const env = { ...process.env, PARANODE_CACHE_DIR: dir };
+  const run = () => spawnSync(process.execPath, ['-r', AGENT, 'load-list.js'], { cwd: FIXTURES, encoding: 'utf8', env });
+  const cold = run();
+  assert.equal(cold.status, 0, cold.stderr);
+  assert.equal(cold.stdout, 'loaded: [crypto]\n');
+  for (let i = 0; i < 2; i++) assert.equal(run().stdout, 'loaded: []\n');
+  assert.equal(spawnSync(process.execPath, ['load-list.js'], { cwd: FIXTURES, encoding: 'utf8' }).stdout, 'loaded: []\n', 'nor does the plain program');
+});
+
 test('dormant: attached later, a probe counts exactly by slot; no inspector port, no signal; detach and attach again', async () => {
   // a warm start: the script comes from the prepared-code cache, its functions decoded at the
   // first attach, let go at detach and decoded again at the next

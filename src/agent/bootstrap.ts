@@ -10,7 +10,7 @@ import { installLoadHooks } from './hooks';
 import { withHeldTicks } from './held-ticks';
 import { forgetOwnModules } from './own-code';
 import { closeInspectorPort } from './port-close';
-import { install, Runtime } from './runtime';
+import { install, Runtime, sessionModules } from './runtime';
 import { announceExit, ExitHandshake, joinSession } from './worker-exit';
 
 const STARTED = Symbol.for('paranode.agent');
@@ -47,6 +47,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   const busy = holder();
   if (busy) { forgetOwnModules(); return { pid: process.pid, threadId, busy }; }
   const rt = install();
+  // what a session uses, loaded now: forgotten from require.cache with the rest of ours below
+  sessionModules();
   rt.activate();
   if (config.cwd) rt.cwd = config.cwd;
   if (config.prepareOnLoad) installLoadHooks(rt);

@@ -19,7 +19,6 @@ import { dormantHere } from './dormant-thread';
 import * as fs from 'fs';
 import * as net from 'net';
 import { fileURLToPath } from 'url';
-import * as wt from 'worker_threads';
 import { AgentConfig, ToolIdentity } from './config';
 import { dormantSocket, ensureDormantDir } from './dormant-dir';
 import { withHeldTicks } from './held-ticks';
@@ -27,6 +26,7 @@ import { installLoadHooks } from './hooks';
 import { scaleInliningBudgets } from './inlining-budget';
 import { forgetOwnModules, isOwnCode, ownCodeDirs } from './own-code';
 import { install } from './runtime';
+import { isMainThread } from './thread-kind';
 
 /** What a tool sends first on the dormant socket (one JSON line). */
 export interface DormantRequest { attach: AgentConfig; tool: ToolIdentity }
@@ -39,7 +39,7 @@ if (dormantHere) {
     rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
     rt.preparedFromFirstLine = nothingLoadedBefore();
     installLoadHooks(rt, { always: true });
-    if (wt.isMainThread) {
+    if (isMainThread()) {
       scaleInliningBudgets((t) => rt.note(t));
       listen();
     }

@@ -5,28 +5,45 @@
 // including scripts loaded later. It never throws into the program: every
 // handler body is wrapped, and every entry point here catches.
 import * as path from 'path';
-import { performance as perf, PerformanceObserver } from 'perf_hooks';
-import { isMainThread } from 'worker_threads';
+import type { PerformanceObserver } from 'perf_hooks';
+import { isMainThread } from './thread-kind';
 import { fileURLToPath } from 'url';
 import { pointMatches, slotOf } from '../analysis/point-select';
 import { describePoint, sampleKey } from '../analysis/describe';
 import type { PointInfo, ScriptAnalysis } from '../analysis/functions';
-import { registerBuiltins } from './builtins';
 import { Instances } from './instances';
 import { monotonicMs } from './monotonic-clock';
 import { asOwnWork } from './own-work';
 import { Intrusion, type HandlerPrices } from './intrusion';
 import { Disguise } from './disguise';
 import { forgetDecoded, readOnce } from './prepared-codec';
-import { CpuSampler, cpuProfWanted, cpuSince, DEFAULT_SAMPLING_BUDGET, type StackRecord, type ThreadClock, type Window } from './cpu-sampler';
-import { CallPaths, type Overhead, type PathFunction, type PathRecord, type SuspendKind } from './call-paths';
-import { safeInstanceArg, safeLooseEqual, safePrimitive, safeRead } from './safe-read';
+import type { CpuSampler, StackRecord, ThreadClock, Window } from './cpu-sampler';
+import type { CallPaths, Overhead, PathFunction, PathRecord, SuspendKind } from './call-paths';
 import { moduleNameOf } from '../analysis/module-name';
-import { readCalibrationEntry } from '../cost/calibration-file';
 import { lastPart, nameTester } from './no-regexp';
 import { ownPackageDirs } from './own-code';
 import { procText } from './unpooled';
 import type { ScriptLayout } from '../instrument/layout';
+
+// What only a tool's session uses (stack samples, call paths, handlers' safe reads, the
+// calibration, built-in wrappers, the collector's observer): loaded when a session starts (bootstrap's start, which
+// then forgets our modules from require.cache) or a request first needs one, not at each
+// dormant start, which is about 3 ms shorter for it (docs/BENCHMARKS.md section 58).
+interface SessionModules {
+  sampler: typeof import('./cpu-sampler');
+  paths: typeof import('./call-paths');
+  safe: typeof import('./safe-read');
+  calibration: typeof import('../cost/calibration-file');
+  builtins: typeof import('./builtins');
+  perfHooks: typeof import('perf_hooks');
+}
+let session: SessionModules | undefined;
+export function sessionModules(): SessionModules {
+  return (session ??= {
+    sampler: require('./cpu-sampler'), paths: require('./call-paths'), safe: require('./safe-read'),
+    calibration: require('../cost/calibration-file'), builtins: require('./builtins'), perfHooks: require('perf_hooks'),
+  });
+}
 
 type Handler = (...args: unknown[]) => void;
 
@@ -354,7 +371,9 @@ export class Runtime {
   private readonly entered: Unwinding[] = [];
   private unwindQueued = false;
   private unwindNoted = false;
-  private readonly perf = globalThis.performance;
+  // node:perf_hooks' clock, taken when first read (a session's): loading it is ~1 ms of a dormant start
+  private perfClock: typeof import('perf_hooks').performance | undefined;
+  private get perf(): typeof import('perf_hooks').performance { return (this.perfClock ??= sessionModules().perfHooks.performance); }
   readonly now = (): number => this.perf.now();
   /** process-time clock in ms: the thread's own (native, see native/thread_cpu.c) once a CPU timer is used */
   cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
@@ -622,7 +641,7 @@ export class Runtime {
 
   /** Make the loaded built-in modules matching a regex over "node:<name>" resources (by wrapping). */
   builtins(match: string): void {
-    registerBuiltins(this, match, this.builtinModules);
+    sessionModules().builtins.registerBuiltins(this, match, this.builtinModules);
   }
 
   /** Does any registered function match the probe's resource? */
@@ -807,17 +826,17 @@ export class Runtime {
   callPaths(): CallPaths {
     if (!this.pathProfile) {
       this.useCpuClock();
-      this.pathProfile = new CallPaths((id) => this.pathFns[id]?.name ?? '?', (id) => this.pathFns[id]?.kind ?? 'none', () => this.now(), () => this.cpu());
+      this.pathProfile = new (sessionModules().paths.CallPaths)((id) => this.pathFns[id]?.name ?? '?', (id) => this.pathFns[id]?.kind ?? 'none', () => this.now(), () => this.cpu());
     }
     if (!this.pathNoted) {
       this.pathNoted = true;
       // its own cost per call, as `paranode calibrate` measured it in steady state; else
       // measured here and now, briefly (code V8 has not optimized yet: an overestimate)
-      const known = readCalibrationEntry()?.pathOp;
+      const known = sessionModules().calibration.readCalibrationEntry()?.pathOp;
       const calibrated = Array.isArray(known) && known.length === 2 && known.every((x) => typeof x === 'number' && x >= 0);
       const o = (this.pathProfile.overhead = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu));
       // the calibrated price is the same in every thread: said once, by the main thread
-      if (!calibrated || isMainThread) this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
+      if (!calibrated || isMainThread()) this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
         `(${calibrated ? 'calibrated' : 'measured in the thread as the profile started, before V8 optimized it: `paranode calibrate` measures it in steady state'}); ` +
         'the virtual (compensated) times leave it out');
     }
@@ -975,17 +994,17 @@ export class Runtime {
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
    */
-  watchThread(stacks = false, fromStart = false, samplingBudget = DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0): void {
+  watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
+      this.sampler = new (sessionModules().sampler.CpuSampler)((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
       this.sampler.priceSamples(samplePriceNs);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
         this.sampler = null;
-        this.notes.push(`stack samples by inspector interrupt, not by V8's sampling profiler (${cpuProfWanted() ? 'the program runs with --cpu-prof' : 'no inspector session in this thread'}): ` +
+        this.notes.push(`stack samples by inspector interrupt, not by V8's sampling profiler (${sessionModules().sampler.cpuProfWanted() ? 'the program runs with --cpu-prof' : 'no inspector session in this thread'}): ` +
           'they land only at function entries and loop back edges, so functions are tested by timers');
       }
     }
@@ -993,7 +1012,7 @@ export class Runtime {
     this.watching = true;
     this.useCpuClock();
     try {
-      this.gcObserver = new PerformanceObserver((list) => { for (const e of list.getEntries()) this.gcMs += e.duration; });
+      this.gcObserver = new (sessionModules().perfHooks.PerformanceObserver)((list) => { for (const e of list.getEntries()) this.gcMs += e.duration; });
       this.gcObserver.observe({ entryTypes: ['gc'] });
     } catch { /* no GC data */ }
   }
@@ -1007,7 +1026,7 @@ export class Runtime {
    * so its own figure reads a waiting loop as busy.
    */
   private threadValues(w?: Window): number[] {
-    const raw = perf.eventLoopUtilization();
+    const raw = this.perf.eventLoopUtilization();
     const total = raw.active + raw.idle;
     if (w && w.samples > 0 && this.eluLast) {
       const span = total - (this.eluLast.active + this.eluLast.idle);
@@ -1150,7 +1169,7 @@ export class Runtime {
       if (!tid) return;
       r.clock = { tid: String(tid), cpuMs: 0 };
     }
-    const spent = cpuSince(r.clock);
+    const spent = sessionModules().sampler.cpuSince(r.clock);
     // it ended with its session: what it ran after the last sample is not counted
     if (Number.isNaN(spent)) { this.relay = null; return; }
     if (spent > 0) this.U[this.counter(COST_SERIES + RELAY_CLASS)] += Math.round(spent * 1000);
@@ -1400,6 +1419,7 @@ const INERT = new Intrusion(0, '', []);
 
 /** A handler from its body (snippets with names resolved). Reads and coercions go through agent/safe-read. */
 export function buildHandler(body: string, env: HandlerEnv): Handler {
+  const { safeInstanceArg, safeRead, safePrimitive, safeLooseEqual } = sessionModules().safe;
   const factory = new Function('C', 'U', 'F', 'L', 'T', 'X', 'S', 'now', 'cpu', '__iv', '__vs', '__vp', '__vq', '__in', '__rd', '__p', '__eq', '__P',
     `var __ts_w=function(i){if(T[i+2]++===0){T[i+1]=now();T[i+3]=0;X.at(i)}};` +
     `var __ts_c=function(i){if(T[i+2]++===0){T[i+1]=cpu();T[i+3]=1;X.at(i)}};` +
@@ -1474,7 +1494,7 @@ function schedMs(): [number, number] {
  * by then, if n is large).
  */
 export function measurePathOverhead(n: number, rounds: number, now: () => number = () => performance.now(), cpu: () => number = now): Overhead {
-  const cal = new CallPaths(() => 'c', () => 'none', now, cpu);
+  const cal = new (sessionModules().paths.CallPaths)(() => 'c', () => 'none', now, cpu);
   const cells = (k: number) => ({ C: new Float64Array(k), U: new Uint32Array(k), F: new Float64Array(k), L: new Uint32Array(k), T: new Float64Array(4 * k) });
   const env: HandlerEnv = { ...cells(1), now, cpu, cell: () => -1, start: noop, stop: noop, queue: noop, path: cal };
   const h = (op: number, fn: number) => buildHandler(`U[0]++;try{__cp(${op},${fn})}catch(e){}`, env);
