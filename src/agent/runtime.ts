@@ -313,12 +313,24 @@ export class Runtime {
    * U's progress into F at every sample, before U can wrap twice: the tool
    * samples at least once a second and a slot cannot run 2^32 times in that.
    */
-  readonly C = new Float64Array(MAX_COUNTERS);
-  readonly U = new Uint32Array(MAX_COUNTERS);
-  private readonly F = new Float64Array(MAX_COUNTERS);
-  private readonly L = new Uint32Array(MAX_COUNTERS);
+  get C(): Float64Array { return this.cells.C; }
+  get U(): Uint32Array { return this.cells.U; }
+  private get F(): Float64Array { return this.cells.F; }
+  private get L(): Uint32Array { return this.cells.L; }
   /** per timer: total ms, start ms, depth, kind (0 wall, 1 cpu) */
-  readonly T = new Float64Array(MAX_TIMERS * 4);
+  get T(): Float64Array { return this.cells.T; }
+  /**
+   * The cells (5 MB of ArrayBuffers), made when first used (a session's): V8 counts
+   * buffers toward its heap limits, and held from a dormant start they brought short
+   * programs a full collection they do not have plainly (docs/BENCHMARKS.md section 59).
+   */
+  private cellArrays: { C: Float64Array; U: Uint32Array; F: Float64Array; L: Uint32Array; T: Float64Array } | undefined;
+  private get cells(): { C: Float64Array; U: Uint32Array; F: Float64Array; L: Uint32Array; T: Float64Array } {
+    return (this.cellArrays ??= {
+      C: new Float64Array(MAX_COUNTERS), U: new Uint32Array(MAX_COUNTERS), F: new Float64Array(MAX_COUNTERS), L: new Uint32Array(MAX_COUNTERS),
+      T: new Float64Array(MAX_TIMERS * 4),
+    });
+  }
   /** the handlers' own work inside each timer (virtual time), once the tool has priced the cost classes */
   readonly intrusion = new Intrusion(MAX_TIMERS * 4, TOOL_CLASS, [PINNED_CLASS, SWITCH_CLASS.seen, SWITCH_CLASS.unseen, SAMPLER_CLASS, RELAY_CLASS, STACK_SAMPLE_CLASS]);
   readonly counterIndex = new Map<string, number>();
@@ -1291,8 +1303,8 @@ export class Runtime {
     this.nameIndex.clear();
     this.unindexed = [...this.scripts.values()];
     for (const rec of this.unindexed) if (forgetDecoded(rec.analysis)) lazyNames(rec);
-    // a later session starts from zero
-    for (const a of [this.C, this.U, this.F, this.L, this.T]) a.fill(0);
+    // a later session starts from zero (in the same cells: compiled handlers hold them)
+    if (this.cellArrays) for (const a of Object.values(this.cellArrays)) a.fill(0);
     this.intrusion.reset();
     this.counterIndex.clear();
     this.timerIndex.clear();
