@@ -60,9 +60,15 @@ export class Disguise {
       let out = '';
       let from = 0;
       const at = layout.at;
-      for (let k = 0; k < at.length; k += 2) {
+      // the first insertion at or after the function's start (pairs sorted by position): a
+      // script's earlier insertions are not walked at each function printed
+      let lo = 0, hi = at.length >> 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (at[2 * mid] < start) lo = mid + 1; else hi = mid;
+      }
+      for (let k = 2 * lo; k < at.length; k += 2) {
         const p = at[k] - start;
-        if (p < 0) continue;
         if (p >= text.length) break;
         out += text.slice(from, p);
         from = p + at[k + 1];
