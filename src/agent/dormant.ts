@@ -36,7 +36,7 @@ export type DormantReply = { ok: true; pid: number } | { ok: false; error: strin
 if (dormantHere) {
   try {
     const rt = install();
-    rt.active = false; // slots off (deactivate() would also touch every page of its counter arrays)
+    rt.active = false; // slots off (deactivate() is for a session's end: it clears what a session made)
     rt.preparedFromFirstLine = nothingLoadedBefore();
     installLoadHooks(rt, { always: true });
     if (isMainThread()) {

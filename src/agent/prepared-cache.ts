@@ -35,11 +35,16 @@ import { fileBytes, joined, utf8 } from './unpooled';
 
 const FORMAT = 'pnc7';
 
+// Each taken once: a require() per call would go through the program's own require hooks,
+// three times for every module it loads
 /** `crypto`, loaded only where a warm start does not need it (a new build's hash, an old Node without zlib's CRC-32). */
-const crypto = (): typeof import('crypto') => require('crypto');
+let cryptoModule: typeof import('crypto') | undefined;
+const crypto = (): typeof import('crypto') => (cryptoModule ??= require('crypto') as typeof import('crypto'));
 
-/** zlib's CRC-32 (Node 20.15, 22.2 and later), or undefined. */
-const crc32 = (): ((data: string | Uint8Array, value?: number) => number) | undefined => (require('zlib') as { crc32?: (data: string | Uint8Array, value?: number) => number }).crc32;
+type Crc32 = (data: string | Uint8Array, value?: number) => number;
+/** zlib's CRC-32 (Node 20.15, 22.2 and later), or null. */
+let crcFn: Crc32 | null | undefined;
+const crc32 = (): Crc32 | null => (crcFn ??= (require('zlib') as { crc32?: Crc32 }).crc32 ?? null);
 
 /** A short name for a text (file names): its CRC-32 and length in hex, or where Node has no CRC-32, its SHA-256. */
 function shortHash(text: string): string {
