@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { CLI, FIXTURES, Target } from './support/helpers';
+import { Session } from '../src/api';
+import { CLI, FIXTURES, programOutput, Target } from './support/helpers';
 
 const FIXTURE = path.join(FIXTURES, 'watchdog.js');
 const ORIGINAL = 'function f(x) { return x + 1; }';
@@ -55,3 +56,47 @@ for (const phase of ['handshake', 'placement', 'sampling', 'detach'] as const) {
     });
   }
 }
+
+/** Run `work` (a test's body: the sessions it starts, and their workers' sessions) with every expression the tool evaluates sent to the target twice (PARANODE_FAULT_DUPLICATE). */
+async function duplicated<T>(work: () => Promise<T>): Promise<T> {
+  process.env.PARANODE_FAULT_DUPLICATE = '1';
+  try {
+    return await work();
+  } finally {
+    delete process.env.PARANODE_FAULT_DUPLICATE;
+  }
+}
+
+// Node 26 dispatched one request of the tool to a busy main thread twice: the script's
+// registration ran twice and every call counted two and three times over (CI; attach.test's
+// session after session). Each request now runs once in its thread, however often it arrives
+test('every request delivered twice, attached, session after session: each runs once, counts exact, the target right', () => duplicated(async () => {
+  const t = new Target(path.join(FIXTURES, 'busy-port.js'), ['50']);
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  for (let i = 1; i <= 3; i++) {
+    const s = await t.attach();
+    assert.equal((await s.probe('/Code/busy-port.js/f.entry: n++')).placed, 1, `session ${i}`);
+    assert.equal((await t.request('300', /done (\d+)/))[1], String(300 * 301 / 2), `session ${i}: the program's result`);
+    await s.sample();
+    assert.equal(s.value('n'), 300, `session ${i}: exact count`);
+    await s.detach();
+  }
+  assert.equal((await t.request('20', /done (\d+)/))[1], String(20 * 21 / 2));
+}));
+
+test('every request delivered twice, launched with workers: each runs once in every thread, counts exact', () => duplicated(async () => {
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'workers.js')], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  const { until } = programOutput(s.child!);
+  await until(/ready/);
+  s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
+  await until(/spawned \d+ done 250/);
+  await until(/resident done 70/);
+  await until(/main done 30/);
+  await s.sample();
+  s.child!.stdin!.write('quit\n');
+  await s.waitForExit();
+  assert.equal(s.value('n'), 350);
+  assert.equal(s.value('n', 'main'), 30);
+}));

@@ -1,9 +1,11 @@
 // A typed Chrome DevTools Protocol client over any line or frame transport:
 // the bootstrap WebSocket on attach, the agent's Unix socket afterwards, or a
 // worker thread's session nested in its parent's (NodeWorker domain).
+import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping';
-import { atSafePoint, runNow, settled, SAFE_POINT_WAIT_MS } from './safe-point';
+import { duplicateEvaluations } from './fault-injection';
+import { atSafePoint, once, runNow, settled, SAFE_POINT_WAIT_MS } from './safe-point';
 
 /** Node's own NodeWorker domain (not in devtools-protocol's mapping) */
 interface NodeWorkerCommands {
@@ -57,7 +59,14 @@ export class Cdp extends EventEmitter {
   private nextId = 1;
   private readonly pending = new Map<number, { method: string; resolve: (v: any) => void; reject: (e: Error) => void; at: number }>();
   private nudging: NodeJS.Timeout | null = null;
+  /**
+   * The ids of this client's expressions (see safe-point.ts once): unique in the
+   * target across clients and sessions, whose threads keep the ids that ran.
+   */
+  private readonly idPrefix = `${randomBytes(6).toString('hex')}.`;
   private nextDeferred = 1;
+  /** fault injection: every evaluation sent twice */
+  private readonly duplicate = duplicateEvaluations();
   /** the thread is paused in the debugger: no program code runs, and a deferred expression would wait for a resume */
   private paused = false;
   closed = false;
@@ -91,7 +100,10 @@ export class Cdp extends EventEmitter {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { method: label, resolve, reject, at: performance.now() });
-      this.transport.send(JSON.stringify({ id, ...body }));
+      const text = JSON.stringify({ id, ...body });
+      this.transport.send(text);
+      // (the copy's answer has the same id: it finds nothing pending, and is dropped)
+      if (this.duplicate && body.method === 'Runtime.evaluate') this.transport.send(text);
       this.armNudge();
     });
   }
@@ -116,11 +128,11 @@ export class Cdp extends EventEmitter {
    */
   async evaluate<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
     if (awaitPromise || this.paused) return this.evaluateNow<T>(expression, awaitPromise);
-    const id = `e${this.nextDeferred++}`;
+    const id = this.idPrefix + this.nextDeferred++;
     const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression), returnByValue: true, silent: true }));
     if ('now' in first) return first.v;
     // queued for the thread's event loop: its value, or after a wait, run on top of the program's code as every request ran before
-    const answer = this.send('Runtime.evaluate', { expression: settled(id), returnByValue: true, awaitPromise: true, silent: true })
+    const answer = this.send('Runtime.evaluate', { expression: once(this.idPrefix + this.nextDeferred++, settled(id), true), returnByValue: true, awaitPromise: true, silent: true })
       // the thread ended with the expression still waiting (a worker's last task ran): it is gone, no failure of the expression
       .catch((e) => { throw e instanceof CdpError && e.message.includes('Execution context was destroyed') ? new TargetGoneError(`Runtime.evaluate: the thread ended first`) : e; });
     // handled from the start: where the forced run below fails first, its rejection is nobody's to crash the tool with
@@ -143,7 +155,7 @@ export class Cdp extends EventEmitter {
    * waiting for the event loop (a sample's time, a thread held at its start).
    */
   async evaluateNow<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
-    return this.resultValue<T>(await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise, silent: true }));
+    return this.resultValue<T>(await this.send('Runtime.evaluate', { expression: once(this.idPrefix + this.nextDeferred++, expression, awaitPromise), returnByValue: true, awaitPromise, silent: true }));
   }
 
   private resultValue<T>(r: Result<'Runtime.evaluate'>): T {

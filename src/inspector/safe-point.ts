@@ -17,6 +17,40 @@ export const SAFE_POINT_WAIT_MS = 200;
 /** where the target keeps expressions waiting for a safe point, by id (non-enumerable, as the runtime's own) */
 const QUEUE = `Symbol.for('paranode.deferred')`;
 
+/** where the target keeps the ids of the tool's last requests that ran (non-enumerable), and how many */
+const RAN = `Symbol.for('paranode.ran')`;
+const RAN_KEPT = 1024;
+
+/**
+ * A statement that ends the enclosing function where request `id` has run in
+ * this thread before, and else notes that it runs now. The copy answers `dup`,
+ * or with `kept`, what the first run gave (its promise: see once). Node 26
+ * dispatched one request to a busy main thread twice (CI, and by hand in
+ * attach after attach to a program busy in 200-ms callbacks): the script's
+ * registration ran twice, its probe was placed twice over, and every call
+ * counted two and three times. The ids of the last RAN_KEPT requests are
+ * kept: a copy comes within milliseconds.
+ */
+function runOnce(dup: string): string {
+  return `const g_ = globalThis; let r_ = g_[${RAN}]; ` +
+    `if (!r_) Object.defineProperty(g_, ${RAN}, { value: r_ = { ids: new Set(), kept: new Map(), ring: [], at: 0 }, configurable: true }); ` +
+    `if (r_.ids.has(id)) return r_.kept.has(id) ? r_.kept.get(id) : ${dup}; ` +
+    `const old_ = r_.ring[r_.at]; if (old_ !== undefined) { r_.ids.delete(old_); r_.kept.delete(old_); } ` +
+    `r_.ring[r_.at] = id; r_.at = (r_.at + 1) % ${RAN_KEPT}; r_.ids.add(id); `;
+}
+
+/**
+ * `expression` run once under `id`, a request's own: a copy of the request
+ * runs nothing. Its answer is dropped (the first copy's was the request's),
+ * but V8 answers an awaited request when its promise settles, so a copy that
+ * answered at once would answer first, and V8 loses the first's promise when
+ * a second request with its id awaits another ("Promise was collected", Node
+ * 22): with `kept` (awaited requests) the copy gives the first's promise again.
+ */
+export function once(id: string, expression: string, kept = false): string {
+  return `((id, f) => { ${runOnce('undefined')}${kept ? 'const v_ = f(); r_.kept.set(id, v_); return v_;' : 'return f();'} })(${JSON.stringify(id)}, () => (${expression}))`;
+}
+
 /**
  * `expression` wrapped to run at once where no JavaScript is below it (the
  * request arrived at the event loop, or at a thread held before its first
@@ -27,7 +61,7 @@ const QUEUE = `Symbol.for('paranode.deferred')`;
  * expressions, and the program's Error.prepareStackTrace is not called.
  */
 export function atSafePoint(id: string, expression: string): string {
-  return `((id, f) => { const E = Error, lim = E.stackTraceLimit, prep = E.prepareStackTrace; let depth = 3; ` +
+  return `((id, f) => { ${runOnce('{ deferred: 1 }')}const E = Error, lim = E.stackTraceLimit, prep = E.prepareStackTrace; let depth = 3; ` +
     `try { E.stackTraceLimit = 3; E.prepareStackTrace = (_, cs) => cs.length; const o = {}; E.captureStackTrace(o); depth = o.stack; } catch { depth = 3; } ` +
     `finally { E.stackTraceLimit = lim; E.prepareStackTrace = prep; } ` +
     // this arrow and the evaluated script: nothing of the program's below
