@@ -245,7 +245,8 @@ function postWorker(sessionId: string, method: string, params: object): Promise<
   }), null).finally(() => workerCalls.delete(id));
 }
 
-const DEACTIVATE = `(() => { const r = globalThis[Symbol.for('paranode.runtime')]; if (r) r.deactivate(); })()`;
+// (and the ids of the tool's requests that ran go: see inspector/safe-point.ts FORGET_REQUESTS)
+const DEACTIVATE = `(() => { const r = globalThis[Symbol.for('paranode.runtime')]; if (r) r.deactivate(); delete globalThis[Symbol.for('paranode.ran')]; })()`;
 
 /**
  * Undo in one thread what the tool did there: slots off (and the load hook out),

@@ -5,7 +5,7 @@ import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import type { ProtocolMapping } from 'devtools-protocol/types/protocol-mapping';
 import { duplicateEvaluations } from './fault-injection';
-import { atSafePoint, once, runNow, settled, SAFE_POINT_WAIT_MS } from './safe-point';
+import { atSafePoint, FORGET_REQUESTS, once, runNow, settled, SAFE_POINT_WAIT_MS } from './safe-point';
 
 /** Node's own NodeWorker domain (not in devtools-protocol's mapping) */
 interface NodeWorkerCommands {
@@ -50,6 +50,12 @@ export interface CdpOptions {
    * unanswered for good in 1 of about 80 attaches on Node 26.
    */
   nudgeAfterMs?: number;
+  /**
+   * Each expression runs once in the thread however often its request arrives
+   * (safe-point.ts once; default). Off for the attach's bootstrap session, one
+   * idempotent request that must leave nothing behind in a process not ours.
+   */
+  once?: boolean;
 }
 
 /** How long a request to an idle thread waits before a nudge (see CdpOptions.nudgeAfterMs). */
@@ -102,8 +108,9 @@ export class Cdp extends EventEmitter {
       this.pending.set(id, { method: label, resolve, reject, at: performance.now() });
       const text = JSON.stringify({ id, ...body });
       this.transport.send(text);
-      // (the copy's answer has the same id: it finds nothing pending, and is dropped)
-      if (this.duplicate && body.method === 'Runtime.evaluate') this.transport.send(text);
+      // (the copy's answer has the same id: it finds nothing pending, and is dropped; the attach's
+      // bootstrap session, whose one request closes it, gets none: the copy was seen on the agent's)
+      if (this.duplicate && this.opts.once !== false && body.method === 'Runtime.evaluate') this.transport.send(text);
       this.armNudge();
     });
   }
@@ -129,10 +136,10 @@ export class Cdp extends EventEmitter {
   async evaluate<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
     if (awaitPromise || this.paused) return this.evaluateNow<T>(expression, awaitPromise);
     const id = this.idPrefix + this.nextDeferred++;
-    const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression), returnByValue: true, silent: true }));
+    const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression, this.opts.once !== false), returnByValue: true, silent: true }));
     if ('now' in first) return first.v;
     // queued for the thread's event loop: its value, or after a wait, run on top of the program's code as every request ran before
-    const answer = this.send('Runtime.evaluate', { expression: once(this.idPrefix + this.nextDeferred++, settled(id), true), returnByValue: true, awaitPromise: true, silent: true })
+    const answer = this.send('Runtime.evaluate', { expression: this.runOnce(settled(id), true), returnByValue: true, awaitPromise: true, silent: true })
       // the thread ended with the expression still waiting (a worker's last task ran): it is gone, no failure of the expression
       .catch((e) => { throw e instanceof CdpError && e.message.includes('Execution context was destroyed') ? new TargetGoneError(`Runtime.evaluate: the thread ended first`) : e; });
     // handled from the start: where the forced run below fails first, its rejection is nobody's to crash the tool with
@@ -155,7 +162,17 @@ export class Cdp extends EventEmitter {
    * waiting for the event loop (a sample's time, a thread held at its start).
    */
   async evaluateNow<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
-    return this.resultValue<T>(await this.send('Runtime.evaluate', { expression: once(this.idPrefix + this.nextDeferred++, expression, awaitPromise), returnByValue: true, awaitPromise, silent: true }));
+    return this.resultValue<T>(await this.send('Runtime.evaluate', { expression: this.runOnce(expression, awaitPromise), returnByValue: true, awaitPromise, silent: true }));
+  }
+
+  /** `expression` to run once under a new id of this client's (see CdpOptions.once). */
+  private runOnce(expression: string, kept: boolean): string {
+    return this.opts.once === false ? expression : once(this.idPrefix + this.nextDeferred++, expression, kept);
+  }
+
+  /** The session's last request to the thread: it forgets the ids of the requests that ran (safe-point.ts). */
+  async forgetRequests(): Promise<void> {
+    if (this.opts.once !== false) await this.send('Runtime.evaluate', { expression: FORGET_REQUESTS, silent: true });
   }
 
   private resultValue<T>(r: Result<'Runtime.evaluate'>): T {

@@ -205,7 +205,7 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
       ws.once('error', (e) => reject(openedPort ? new AttachError(`the inspector of process ${pid} on 127.0.0.1:${INSPECTOR_PORT} refused the connection: ${e.message}`)
         : new PortTaken(`port ${INSPECTOR_PORT} was open for another process, whose inspector refused the connection (${e.message})`)));
     });
-    const cdp = new Cdp(new WsTransport(ws));
+    const cdp = new Cdp(new WsTransport(ws), { once: false });
     try {
       const full: AgentConfig = { ...config, socketPath: server.socketPath, token: server.token, finalPath: server.finalDir, nodeOptions: process.env.NODE_OPTIONS ?? null, openedPort, tool: toolIdentity() };
       const bootstrap = path.join(AGENT_DIR, 'bootstrap.js');

@@ -40,6 +40,14 @@ function runOnce(dup: string): string {
 }
 
 /**
+ * The thread forgets the requests that ran: the tool's last request to it at
+ * detach, so that the program's global object is left as it was (a copy of an
+ * earlier request arriving later would run again: after the runtime's
+ * deactivation, to no effect on the program's counts).
+ */
+export const FORGET_REQUESTS = `void delete globalThis[${RAN}]`;
+
+/**
  * `expression` run once under `id`, a request's own: a copy of the request
  * runs nothing. Its answer is dropped (the first copy's was the request's),
  * but V8 answers an awaited request when its promise settles, so a copy that
@@ -60,8 +68,8 @@ export function once(id: string, expression: string, kept = false): string {
  * no microtask, and an awaited answer would never come. Free of regular
  * expressions, and the program's Error.prepareStackTrace is not called.
  */
-export function atSafePoint(id: string, expression: string): string {
-  return `((id, f) => { ${runOnce('{ deferred: 1 }')}const E = Error, lim = E.stackTraceLimit, prep = E.prepareStackTrace; let depth = 3; ` +
+export function atSafePoint(id: string, expression: string, guarded = true): string {
+  return `((id, f) => { ${guarded ? runOnce('{ deferred: 1 }') : ''}const E = Error, lim = E.stackTraceLimit, prep = E.prepareStackTrace; let depth = 3; ` +
     `try { E.stackTraceLimit = 3; E.prepareStackTrace = (_, cs) => cs.length; const o = {}; E.captureStackTrace(o); depth = o.stack; } catch { depth = 3; } ` +
     `finally { E.stackTraceLimit = lim; E.prepareStackTrace = prep; } ` +
     // this arrow and the evaluated script: nothing of the program's below

@@ -776,7 +776,9 @@ export class Session extends EventEmitter {
       if ([...this.threads.values()].some((t) => t.switchedMaglev)) await this.cdp.evaluate(MAGLEV_ON).catch(() => undefined);
       // each worker's session alone (closing its Cdp): NodeWorker.disable while a worker
       // starts or waits for the debugger crashes the process (SIGSEGV, Node 22-26)
-      for (const t of this.threads.values()) if (t !== this.main) t.cdp.close();
+      // each thread's last request: it forgets the ids of those that ran (its global object as it was)
+      for (const t of this.threads.values()) if (t !== this.main) { await t.cdp.forgetRequests().catch(() => undefined); t.cdp.close(); }
+      await this.cdp.forgetRequests().catch(() => undefined);
       await this.cdp.agent('goodbye');
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;
