@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { Session } from '../src/api';
-import { CLI, FIXTURES, programOutput, Target } from './support/helpers';
+import { CLI, FIXTURES, launchedWorkersCount, Target } from './support/helpers';
 
 const FIXTURE = path.join(FIXTURES, 'watchdog.js');
 const ORIGINAL = 'function f(x) { return x + 1; }';
@@ -86,17 +85,7 @@ test('every request delivered twice, attached, session after session: each runs 
 }));
 
 test('every request delivered twice, launched with workers: each runs once in every thread, counts exact', () => duplicated(async () => {
-  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'workers.js')], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
-  after(() => s.child!.kill());
-  const { until } = programOutput(s.child!);
-  await until(/ready/);
-  s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
-  await until(/spawned \d+ done 250/);
-  await until(/resident done 70/);
-  await until(/main done 30/);
-  await s.sample();
-  s.child!.stdin!.write('quit\n');
-  await s.waitForExit();
+  const s = await launchedWorkersCount();
   assert.equal(s.value('n'), 350);
   assert.equal(s.value('n', 'main'), 30);
 }));

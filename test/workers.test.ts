@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target, lineRequests, programOutput } from './support/helpers';
+import { FIXTURES, Target, launchedWorkersCount, lineRequests, programOutput } from './support/helpers';
 
 const workers = path.join(FIXTURES, 'workers.js');
 const churn = path.join(FIXTURES, 'worker-churn.js');
@@ -33,18 +33,7 @@ test('attached: a worker running at attach time and one started later count sepa
 });
 
 test('launched: probes apply in every worker from its first line', async () => {
-  const s = await Session.launch([process.execPath, workers], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
-  after(() => s.child!.kill());
-  const { until } = programOutput(s.child!);
-  await until(/ready/);
-  s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
-  await until(/spawned \d+ done 250/);
-  await until(/resident done 70/);
-  await until(/main done 30/);
-  // terminate() runs no exit handler in the worker: what it did is known from samples taken before
-  await s.sample();
-  s.child!.stdin!.write('quit\n');
-  await s.waitForExit();
+  const s = await launchedWorkersCount();
   assert.equal(s.value('n'), 350);
   assert.equal(s.value('n', 'main'), 30);
 });

@@ -124,6 +124,28 @@ export function programOutput(child: ChildProcess): { until: (re: RegExp) => Pro
   };
 }
 
+/**
+ * Launch test/fixtures/workers.js counting f's entries in every thread from its first
+ * line: the worker started at launch calls f 70 times, a new one 250 times at its top
+ * level, the main thread 30 times; then the program ends. The ended session (350 in
+ * all, 30 in the main thread).
+ */
+export async function launchedWorkersCount(): Promise<Session> {
+  const s = await Session.launch([process.execPath, path.join(FIXTURES, 'workers.js')], ['/Code/workers.js/f.entry: n++'], { stdio: 'pipe', cwd: FIXTURES });
+  after(() => s.child!.kill());
+  const { until } = programOutput(s.child!);
+  await until(/ready/);
+  s.child!.stdin!.write('spawn 250\nresident 70\nmain 30\n');
+  await until(/spawned \d+ done 250/);
+  await until(/resident done 70/);
+  await until(/main done 30/);
+  // terminate() runs no exit handler in the worker: what it did is known from samples taken before
+  await s.sample();
+  s.child!.stdin!.write('quit\n');
+  await s.waitForExit();
+  return s;
+}
+
 /** For a program launched with piped stdio: write a line (none if empty), resolve with the first match in what it prints after. */
 export function lineRequests(child: ChildProcess): (line: string, re: RegExp) => Promise<RegExpMatchArray> {
   let out = '';
