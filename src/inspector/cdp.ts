@@ -71,14 +71,19 @@ export class Cdp extends EventEmitter {
    */
   private readonly idPrefix = `${randomBytes(6).toString('hex')}.`;
   private nextDeferred = 1;
-  /** fault injection: every evaluation sent twice */
-  private readonly duplicate = duplicateEvaluations();
+  /** each expression runs once in its thread (CdpOptions.once) */
+  private readonly guarded: boolean;
+  /** fault injection: every evaluation sent twice (guarded sessions: see request) */
+  private readonly duplicate: boolean;
   /** the thread is paused in the debugger: no program code runs, and a deferred expression would wait for a resume */
   private paused = false;
   closed = false;
 
   constructor(private readonly transport: Transport, private readonly opts: CdpOptions = {}) {
     super();
+    this.guarded = opts.once !== false;
+    // the attach's bootstrap session, whose one request closes it, gets no copy: the copy was seen on the agent's
+    this.duplicate = this.guarded && duplicateEvaluations();
     // every worker's session rides on its process's connection and listens for its close
     this.setMaxListeners(0);
     transport.onMessage((text) => this.receive(JSON.parse(text)));
@@ -108,9 +113,8 @@ export class Cdp extends EventEmitter {
       this.pending.set(id, { method: label, resolve, reject, at: performance.now() });
       const text = JSON.stringify({ id, ...body });
       this.transport.send(text);
-      // (the copy's answer has the same id: it finds nothing pending, and is dropped; the attach's
-      // bootstrap session, whose one request closes it, gets none: the copy was seen on the agent's)
-      if (this.duplicate && this.opts.once !== false && body.method === 'Runtime.evaluate') this.transport.send(text);
+      // (the copy's answer has the same id: it finds nothing pending, and is dropped)
+      if (this.duplicate && body.method === 'Runtime.evaluate') this.transport.send(text);
       this.armNudge();
     });
   }
@@ -136,7 +140,7 @@ export class Cdp extends EventEmitter {
   async evaluate<T = unknown>(expression: string, awaitPromise = false): Promise<T> {
     if (awaitPromise || this.paused) return this.evaluateNow<T>(expression, awaitPromise);
     const id = this.idPrefix + this.nextDeferred++;
-    const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression, this.opts.once !== false), returnByValue: true, silent: true }));
+    const first = this.resultValue<{ now: 1; v: T } | { deferred: 1 }>(await this.send('Runtime.evaluate', { expression: atSafePoint(id, expression, this.guarded), returnByValue: true, silent: true }));
     if ('now' in first) return first.v;
     // queued for the thread's event loop: its value, or after a wait, run on top of the program's code as every request ran before
     const answer = this.send('Runtime.evaluate', { expression: this.runOnce(settled(id), true), returnByValue: true, awaitPromise: true, silent: true })
@@ -167,12 +171,12 @@ export class Cdp extends EventEmitter {
 
   /** `expression` to run once under a new id of this client's (see CdpOptions.once). */
   private runOnce(expression: string, kept: boolean): string {
-    return this.opts.once === false ? expression : once(this.idPrefix + this.nextDeferred++, expression, kept);
+    return !this.guarded ? expression : once(this.idPrefix + this.nextDeferred++, expression, kept);
   }
 
   /** The session's last request to the thread: it forgets the ids of the requests that ran (safe-point.ts). */
   async forgetRequests(): Promise<void> {
-    if (this.opts.once !== false) await this.send('Runtime.evaluate', { expression: FORGET_REQUESTS, silent: true });
+    if (this.guarded) await this.send('Runtime.evaluate', { expression: FORGET_REQUESTS, silent: true });
   }
 
   private resultValue<T>(r: Result<'Runtime.evaluate'>): T {

@@ -15,7 +15,7 @@ import { Cdp, TargetGoneError, Transport } from './cdp';
 import { attachDormant, toolIdentity } from './dormant-channel';
 import { faultPoint } from './fault-injection';
 import { dormantDir, ensureOwnDir, untrustedDir } from '../agent/dormant-dir';
-import { AttachError, checkNodeProcess, checkSignalable } from './pid-check';
+import { AttachError, checkNodeProcess, checkSignalable, processAlive } from './pid-check';
 import { PortGuard } from './port-guard';
 import { targetStdio } from './target-stdio';
 
@@ -224,7 +224,7 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
         // it starts: on a loaded machine the inspector's own thread may not have sent the answer
         // by then (CI: "Runtime.evaluate: the target is gone" here, twice). An agent that
         // started says so on its own socket, with its pid: waited for as a start's answer
-        if (!(e instanceof TargetGoneError) || !alive(pid)) throw e;
+        if (!(e instanceof TargetGoneError) || !processAlive(pid)) throw e;
         started = { pid: (await waiting.catch(() => { throw e; })).hello.pid };
       }
       if (started.pid !== pid) {
@@ -249,9 +249,4 @@ async function attachOnce(server: AgentServer, pid: number, config: Omit<AgentCo
       guard?.done();
     }
   }
-}
-
-/** Whether process `pid` exists (a zombie counts). */
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
 }
