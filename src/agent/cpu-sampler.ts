@@ -80,7 +80,7 @@ function threadCpuMs(tid: string): number {
 }
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; children?: number[] }
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; hitCount?: number; children?: number[] }
 interface Profile { nodes: ProfileNode[]; samples?: number[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
@@ -361,8 +361,15 @@ export class CpuSampler {
       byId.set(n.id, n);
       for (const c of n.children ?? []) parent.set(c, n.id);
     }
+    // V8's timer samples only, each node's hitCount. Its samples list also holds the stack of
+    // every deoptimization (taken then, not by the timer: hitCount untouched), 85-90 % of the
+    // TypeScript compiler's list at 40 ms, all in the functions that deoptimize
     const counts = new Map<number, number>();
-    for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
+    if (p.nodes.some((n) => n.hitCount !== undefined)) {
+      for (const n of p.nodes) if (n.hitCount) counts.set(n.id, n.hitCount);
+    } else {
+      for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
     const out = new Map<string, Window['stacks'][number]>();
     // each node's key once: the sampled nodes' stacks share their outer frames (deep in a compiler: 2,000 nodes a window)
     const keys = new Map<number, string | null>();
