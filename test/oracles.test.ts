@@ -151,8 +151,9 @@ test('msg_time: the time inside postMessage, in all and per channel, against the
     const own = Number(inside) / 1000, v = time.threadTotals().get(`${s.pid}/main`) ?? 0;
     // the target's clock holds the wrapper's work outside the timer too: 1.2-7.6 us a call measured
     // (5-11 % of a 64-KiB message's 15-60 us) on 22/24/26 by itself, 17.6 us (26 %) beside the
-    // whole test suite; a timer left running, or another channel's, would be far outside
-    assert.ok(v <= own && v >= 0.5 * own, `msg_time@${focus}: ${(v * 1000).toFixed(2)} ms in the main thread, the target's clock ${(own * 1000).toFixed(2)} ms around ${N + 1} calls`);
+    // whole test suite, 17.9 us of 34 (52 %) once in CI's Node 22; a timer left running, or
+    // another channel's (none), would be far outside
+    assert.ok(v <= own && v >= 0.3 * own, `msg_time@${focus}: ${(v * 1000).toFixed(2)} ms in the main thread, the target's clock ${(own * 1000).toFixed(2)} ms around ${N + 1} calls`);
     assert.ok(time.value().total >= v);
     assert.ok(v > 0);
     await mm.disable(time);
