@@ -81,7 +81,7 @@ function threadCpuMs(tid: string): number {
 
 /** one cpu-profile node, as V8's Profiler domain gives it */
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; scriptId: string; lineNumber: number; columnNumber: number }; hitCount?: number; children?: number[] }
-interface Profile { nodes: ProfileNode[]; samples?: number[] }
+interface Profile { nodes: ProfileNode[] }
 
 /** Node's --cpu-prof is on for this process (its flags, or NODE_OPTIONS). */
 export function cpuProfWanted(): boolean {
@@ -365,11 +365,7 @@ export class CpuSampler {
     // every deoptimization (taken then, not by the timer: hitCount untouched), 85-90 % of the
     // TypeScript compiler's list at 40 ms, all in the functions that deoptimize
     const counts = new Map<number, number>();
-    if (p.nodes.some((n) => n.hitCount !== undefined)) {
-      for (const n of p.nodes) if (n.hitCount) counts.set(n.id, n.hitCount);
-    } else {
-      for (const id of p.samples ?? []) counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
+    for (const n of p.nodes) if (n.hitCount) counts.set(n.id, n.hitCount);
     const out = new Map<string, Window['stacks'][number]>();
     // each node's key once: the sampled nodes' stacks share their outer frames (deep in a compiler: 2,000 nodes a window)
     const keys = new Map<number, string | null>();

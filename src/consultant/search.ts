@@ -16,6 +16,7 @@ import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
 import type { Calibration } from '../cost/calibration';
+import { SAMPLE_INTERVAL_US } from '../agent/cpu-sampler';
 import { runnableTime } from '../agent/runnable-time';
 import type { MetricInstance } from '../metrics/instance';
 import { parseCallSite, splitFocus } from '../metrics/focus';
@@ -74,8 +75,8 @@ export const LOOP_GUARD = 0.4;
 
 /** stack samples a module's share is judged from: V8's profiler takes 100 a second, interrupts 5 */
 const samplesNeeded = (st: StackSamples) => (st.profiled ? 100 : 20);
-/** V8's profiler's samples a second at its shortest interval (the sampler's, without a cost limit) */
-const PROFILER_RATE = 100;
+/** V8's profiler's samples a second at the sampler's shortest interval (without a cost limit) */
+const PROFILER_RATE = 1e6 / SAMPLE_INTERVAL_US;
 
 /**
  * A share of few samples says little: an I/O-bound thread busy in 5 of 100 samples puts
