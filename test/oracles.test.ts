@@ -78,7 +78,8 @@ test('gc_time is the sum of the pauses V8\'s --trace-gc prints for the same run'
   // "[pid:isolate]  143 ms: Scavenge 5.6 (8.4) -> 3.7 (8.4) MB, pooled: 0 MB, 0.11 / 0.00 ms ..." (the pause, then its part in background threads)
   const first = out.search(/^.*testing.*$/m);
   assert.ok(first >= 0, `no collection by gc() in V8's trace:\n${out.slice(0, 2000)}`);
-  const pauses = [...out.slice(first).matchAll(/^\[\d+:0x[0-9a-f]+\]\s+\d+ ms: [^,]+, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/gm)].map((m) => Number(m[1]) / 1000);
+  // the pauses up to the program's last line (a pipe is written synchronously: the order is the writes')
+  const pauses = [...out.slice(first, done.index).matchAll(/^\[\d+:0x[0-9a-f]+\]\s+\d+ ms: [^,]+, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/gm)].map((m) => Number(m[1]) / 1000);
   assert.ok(pauses.length >= 50, `V8 printed ${pauses.length} pauses:\n${out.slice(0, 2000)}`);
   const traced = pauses.reduce((a, b) => a + b, 0);
   const gc = manager.values().find((v) => v.name === 'gc_time')!.total;
@@ -91,7 +92,10 @@ test('gc_time is the sum of the pauses V8\'s --trace-gc prints for the same run'
   // callbacks' own few microseconds, and on a loaded machine the time the thread was descheduled
   // between them (0.37 ms a collection once, 0.58 ms in 87 once, beside the whole suite): never less
   // than V8's pause
-  assert.ok(own >= 0.9 * traced - 0.001, said);
+  // ... except a pause Node has no entry for: with fewer entries than pauses (88 for 89 once, on Node 24
+  // beside the suite: 34.25 ms against 39.35), as many pauses, at most the longest, are not in the sum
+  const unmatched = [...pauses].sort((a, b) => b - a).slice(0, Math.max(0, pauses.length - seen)).reduce((a, b) => a + b, 0);
+  assert.ok(own >= 0.9 * (traced - unmatched) - 0.001, `${said}; ${(unmatched * 1000).toFixed(2)} ms of pauses with no entry at most`);
   // paranode's value is those entries', none missed and none counted twice; but a collection in the
   // program's last lines, after it read its own, reaches paranode alone
   assert.ok(gc >= own - 1e-6 * seen && gc <= own + 1e-6 * seen + Math.max(...pauses) + 0.001, said);
