@@ -487,9 +487,10 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   // ...and well over it when the thread could run a tenth of it
   const slower = notes(0.9);
   assert.equal(slower.length, 1, slower.join('\n'));
-  const [, every, expected] = /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms; ([\d.]+) % expected\)/.exec(slower[0]) ?? assert.fail(slower[0]);
-  // in one step (each restart of V8's profiler logs the heap's code again): the interval the windows' cost says fits, else the longest
-  assert.ok(Number(expected) <= 5 || every === '40', slower[0]);
+  const [, every, expected] = /^stack samples: they took [\d.]+ % of the time the thread could run .*V8 samples it every (20|30|40) ms from now on \(was 10 ms(?:; ([\d.]+) % expected)?\)/.exec(slower[0]) ?? assert.fail(slower[0]);
+  // in one step (each restart of V8's profiler logs the heap's code again): the interval the windows' cost says fits, else the
+  // longest; with no line through the windows' costs (windows all alike: once on CI's Node 22), longer by the share over the budget
+  assert.ok(expected === undefined || Number(expected) <= 5 || every === '40', slower[0]);
   // a sample's calibrated price counts against the budget too: at 1 ms a sample (10 % of the thread at 10 ms) it is over 5 %
   const priced = notes(0, 1e6);
   assert.equal(priced.length, 1, priced.join('\n'));
