@@ -51,13 +51,18 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   assert.ok(b.interval[0] < b.interval[1]);
   // its own code (with the built-ins it calls) runs in most stack samples: its calls into node:crypto are tested
   assert.ok(b.self !== undefined && b.self >= 0.1, `own code in ${b.self} of stack samples`);
-  // the hottest functions by their own code, whatever the thresholds, from the same samples: hashRecord first
+  // the hottest functions by their self time as V8 gives it, whatever the thresholds, from the same samples,
+  // each with its share with Node's code it calls where that is more. hashRecord's time is nearly all in
+  // node:crypto: its own code is low in the list, or not in it (a sample or two of 2,000); where it is, its
+  // share with node:crypto is the one its test was judged by, more than any other's
   const hot = (d.hottest ?? []).filter((h) => h.thread === 'main' && !h.node);
   assert.ok(hot.length >= 1 && hot.length <= HOTTEST, JSON.stringify(d.hottest));
-  assert.equal(hot[0].function, 'cpu-bound.js/hashRecord');
-  assert.equal(hot[0].self, b.self);
-  hot.forEach((h, i) => assert.ok(h.self > 0 && h.self <= 1 && (i === 0 || hot[i - 1].self >= h.self) && h.samples === hot[0].samples, JSON.stringify(hot)));
-  assert.match(renderDiagnosis(d), new RegExp(`hottest functions of thread main by their own code \\(${hot[0].samples} stack samples of the busy thread, any share\\): cpu-bound\\.js/hashRecord \\d+%`));
+  const hash = hot.find((h) => h.function === 'cpu-bound.js/hashRecord');
+  if (hash) assert.equal(hash.withNode ?? hash.self, b.self);
+  assert.ok(hot.every((h) => (h.withNode ?? h.self) <= b.self!), JSON.stringify(hot));
+  hot.forEach((h, i) => assert.ok(h.self > 0 && h.self <= 1 && (h.withNode === undefined || h.withNode > h.self) && (i === 0 || hot[i - 1].self >= h.self) && h.samples === hot[0].samples, JSON.stringify(hot)));
+  assert.match(renderDiagnosis(d), new RegExp(`hottest functions of thread main by self time \\(${hot[0].samples} stack samples of the busy thread, any share\\): cpu-bound\\.js/\\S+ \\d`));
+  if (hash) assert.match(renderDiagnosis(d), /cpu-bound\.js\/hashRecord \d\S*% \(\d\S*% with Node's code it calls\)/);
   // Node's own code by its self time, as V8's profiles list it: hashRecord's time is in node:crypto's
   // JavaScript and its natives (the hash's constructor, update, digest), each called from hashRecord
   const node = (d.hottest ?? []).filter((h) => h.thread === 'main' && h.node);
@@ -65,12 +70,14 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   const crypto = node.filter((h) => /^(node:crypto\/|node:internal\/crypto\/|\(native\)\/)/.test(h.function) && h.calledFrom === 'cpu-bound.js/hashRecord');
   // (its natives show as frames of their own only while V8 has not optimized the calls into them)
   assert.ok(crypto.length >= 3, JSON.stringify(node));
-  // counted in hashRecord's share above: together no more than it
-  assert.ok(crypto.reduce((a, h) => a + h.self, 0) <= hot[0].self + 1e-9, JSON.stringify({ hot: hot[0], crypto }));
+  // counted in hashRecord's share with Node's code, not in its self time: together no more than the one,
+  // and with its self time no less than it (the list is cut at HOTTEST functions)
+  const cryptoShare = crypto.reduce((a, h) => a + h.self, 0);
+  assert.ok(cryptoShare <= b.self! - (hash?.self ?? 0) + 1e-9, JSON.stringify({ self: b.self, hash, crypto }));
   // (a good part of it: where V8 inlined node:crypto's JavaScript into hashRecord, those samples are
   // hashRecord's own; CI's Node 22 at 0d94bc5: 0.29 of 0.63)
-  assert.ok(crypto.reduce((a, h) => a + h.self, 0) >= hot[0].self / 4, JSON.stringify({ hot: hot[0], crypto }));
-  assert.match(renderDiagnosis(d), /hottest of Node's own code in thread main \(self time, counted above in its caller\): \S+ \(called from cpu-bound\.js\/hashRecord\) \d/);
+  assert.ok(cryptoShare >= b.self! / 4, JSON.stringify({ self: b.self, hash, crypto }));
+  assert.match(renderDiagnosis(d), /hottest of Node's own code in thread main \(self time, counted in its caller's share with Node's code\): \S+ \(called from cpu-bound\.js\/hashRecord\) \d/);
   const inside = d.searchHistory.filter((n) => n.focus.startsWith('/Code/cpu-bound.js/hashRecord/'));
   const sites = inside.filter((n) => n.focus.endsWith(')'));
   assert.deepEqual(sites.map((n) => n.focus).sort(), ['createHash()', 'digest()', 'update()'].map((c) => `/Code/cpu-bound.js/hashRecord/${c}`));
@@ -115,9 +122,12 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   const text = renderDiagnosis(d);
   assert.ok(text.includes(`    reached by ${path0.functions.join(' > ')} (`), text);
   // the hottest functions too (the first HOTTEST_PATHS of a thread, with a program caller): the same path to hashRecord
-  assert.deepEqual(hot[0].paths?.map((p) => p.functions), [path0.functions], JSON.stringify(hot[0]));
+  // (hashRecord's own code is little of its time: where it is not among them, none)
+  if (hash) assert.deepEqual(hash.paths?.map((p) => p.functions), hot.indexOf(hash) < HOTTEST_PATHS ? [path0.functions] : undefined, JSON.stringify(hash));
   assert.ok(hot.slice(HOTTEST_PATHS).every((h) => !h.paths), JSON.stringify(hot));
-  assert.ok(text.includes(`\n  reached by ${path0.functions.join(' > ')} (`), text);
+  // the first ones have theirs, ending in them, printed under the list
+  assert.ok(hot.slice(0, HOTTEST_PATHS).some((h) => h.paths) && hot.every((h) => !h.paths || h.paths[0].functions.at(-1) === h.function), JSON.stringify(hot));
+  for (const h of hot) for (const p of h.paths ?? []) assert.ok(text.includes(`\n  reached by ${p.functions.join(' > ')} (`), text);
   assert.ok(text.includes(`    next: ${b.next}\n`), text);
   const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-')), 'next.json');
   const r = spawnSync(process.execPath, [CLI, 'run', '-q', ...requests.flatMap((q) => ['-e', q]), '--json', json, '--', process.execPath, 'cpu-bound.js', '2'], { cwd: DEMO, encoding: 'utf8' });

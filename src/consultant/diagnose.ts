@@ -98,8 +98,10 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
 }
 
 /**
- * Each sampled thread's HOTTEST functions by their own code, Node's code they
- * call counted as theirs (Diagnosis.hottest); and, by V8's profiler, its HOTTEST
+ * Each sampled thread's HOTTEST functions by their self time as V8's profiles
+ * give it (their own code; Node's code they call is Node's functions'), each with
+ * its share with that code too (Diagnosis.hottest; by inspector interrupt, which
+ * sees no frames of Node's code, by their share with it); and, by V8's profiler, its HOTTEST
  * functions of Node's own code (its JavaScript and natives such as
  * `writeUtf8String`) by their self time, as V8's profiles show them, each with
  * the program function that called it in most of its samples.
@@ -112,9 +114,13 @@ function hottestFunctions(s: Session): Hottest[] {
     if (!st.samples) continue;
     const busy = busySamples(st);
     const by = st.profiled ? 'profiler' : 'interrupt';
-    for (const [i, [fn, n]] of top(leavesByFunction(st)).entries()) {
+    // (ranked as V8 ranks them: a function whose time is in a built-in it calls, such as a file read,
+    // is not hotter than one that computes; the built-in is in the list of Node's code, called from it)
+    const leaves = new Map(leavesByFunction(st));
+    for (const [i, [fn, n]] of top(leavesByFunction(st, st.profiled ? 'own' : 'leaves')).entries()) {
       const paths = i < HOTTEST_PATHS ? sampledPaths(st, fn).slice(0, 1) : [];
-      out.push({ thread, function: fn, self: n / busy, samples: busy, by, ...(paths.length ? { paths } : {}) });
+      const withNode = leaves.get(fn) ?? n;
+      out.push({ thread, function: fn, self: n / busy, samples: busy, by, ...(withNode > n ? { withNode: withNode / busy } : {}), ...(paths.length ? { paths } : {}) });
     }
     const node = top([...st.node].map(([fn, callers]): [string, number] => [fn, [...callers.values()].reduce((a, b) => a + b, 0)]));
     for (const [fn, n] of node) {

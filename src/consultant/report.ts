@@ -58,8 +58,8 @@ export interface Diagnosis {
   /** how the target ended, if it did during the session ("killed by SIGSEGV", "exited with code 0", ...) */
   targetFate?: string;
   /**
-   * Per thread with stack samples, the functions whose own code ran most (the
-   * innermost of the program's frames), whatever the thresholds: a function
+   * Per thread with stack samples, the functions whose own code ran most (their
+   * self time, as V8's profiles give it), whatever the thresholds: a function
    * too small to hold a hypothesis by itself is still named here.
    */
   hottest?: Hottest[];
@@ -68,9 +68,11 @@ export interface Diagnosis {
 }
 
 /**
- * One of a thread's hottest functions: `self` of `samples` stack samples had it
- * innermost; by V8's profiler those are the busy thread's samples, by inspector
- * interrupt all samples (interrupts miss functions with no interrupt check)
+ * One of a thread's hottest functions: `self` of `samples` stack samples had its
+ * own code running (by inspector interrupt, which sees no frames of Node's code:
+ * it innermost of the program's frames); by V8's profiler those are the busy
+ * thread's samples, by inspector interrupt all samples (interrupts miss functions
+ * with no interrupt check)
  */
 export interface Hottest {
   thread: string;
@@ -81,6 +83,8 @@ export interface Hottest {
    */
   function: string;
   self: number;
+  /** V8's profiler only, where more than `self`: the share that had it innermost of the program's frames, Node's code it called running (the share the consultant judges it by) */
+  withNode?: number;
   samples: number;
   by: 'profiler' | 'interrupt';
   /** one of Node's own functions, by its self time (V8's profiler only) */
@@ -234,9 +238,10 @@ export function renderDiagnosis(d: Diagnosis): string {
   for (const [thread, hs] of byThread) {
     const of = hs[0].by === 'profiler' ? `${hs[0].samples} stack samples of the busy thread` : `${hs[0].samples} stack samples by inspector interrupt, which miss small functions`;
     const program = hs.filter((h) => !h.node), node = hs.filter((h) => h.node);
-    if (program.length) lines.push(`hottest functions of thread ${thread} by their own code (${of}, any share): ` + program.map((h) => `${h.function} ${pct(h.self)}`).join(', '));
+    if (program.length) lines.push(`hottest functions of thread ${thread} by ${hs[0].by === 'profiler' ? 'self time' : 'their own code'} (${of}, any share): ` +
+      program.map((h) => `${h.function} ${pct(h.self)}${h.withNode !== undefined && pct(h.withNode) !== pct(h.self) ? ` (${pct(h.withNode)} with Node's code it calls)` : ''}`).join(', '));
     for (const h of program) for (const p of h.paths ?? []) lines.push(`  reached by ${p.functions.join(' > ')} (${pct(p.share)} of the samples it was in)`);
-    if (node.length) lines.push(`hottest of Node's own code in thread ${thread} (self time, counted above in its caller): ` +
+    if (node.length) lines.push(`hottest of Node's own code in thread ${thread} (self time, counted in its caller's share with Node's code): ` +
       node.map((h) => `${h.function}${h.calledFrom ? ` (called from ${h.calledFrom})` : ''} ${pct(h.self)}`).join(', '));
   }
   lines.push(...d.sampling ?? []);

@@ -107,19 +107,20 @@ export function sampledAt(st: StackSamples, which: 'hits' | 'leaves' | 'own', ke
 }
 
 /**
- * A thread's sampled functions by their own code (StackSamples.leaves), those of
+ * A thread's sampled functions by their own code with Node's code they call
+ * (StackSamples.leaves), or by their own code alone (`own`, V8's self time), those of
  * one key seen at two start lines or more (two functions of one name in a module)
  * each by "<key>@<line>", with their samples.
  */
-export function leavesByFunction(st: StackSamples): [string, number][] {
+export function leavesByFunction(st: StackSamples, which: 'leaves' | 'own' = 'leaves'): [string, number][] {
   const lines = new Map<string, [string, number][]>();
-  for (const [at, n] of st.byLine.leaves) {
+  for (const [at, n] of st.byLine[which]) {
     const key = at.slice(0, at.lastIndexOf('@'));
     let l = lines.get(key);
     if (!l) lines.set(key, (l = []));
     l.push([at, n]);
   }
-  return [...st.leaves].flatMap(([key, n]): [string, number][] => {
+  return [...st[which]].flatMap(([key, n]): [string, number][] => {
     const l = lines.get(key);
     return l && l.length > 1 ? l : [[key, n]];
   });
