@@ -13,7 +13,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { load, nodeBin, startServer, topSelf, type ProfileTop } from './http';
 import { BenchOptions, firstFunctionSeconds, fmt, progress, ROOT, Section, table, TARGETS } from './lib';
-import { HOTTEST, HOTTEST_PATHS } from '../src/consultant/report';
+import { HOTTEST, HOTTEST_PATHS, HOTTEST_TIED } from '../src/consultant/report';
 
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
@@ -54,7 +54,7 @@ function readReport(json: string, exit: number | null): Report {
 const stem = (file: string) => file.replace(/\.[cm]?[jt]sx?$/, '');
 
 /** V8's "<function> <file>" against paranode's "<module>/<function>" (a method by its own name). */
-function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest of Node's code" | 'a caller on a path' | null {
+function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | 'hottest, tied' | "hottest of Node's code" | 'a caller on a path' | null {
   const [fn, file] = top.name.split(' ');
   const short = fn.slice(fn.lastIndexOf('.') + 1).replace('(anonymous)', '<anonymous>');
   const base = file.slice(file.lastIndexOf('/') + 1);
@@ -67,7 +67,8 @@ function found(top: ProfileTop, r: Report): 'bottleneck' | 'hottest' | "hottest 
     return name.endsWith(`/${short}`) && (module.endsWith(base) || stem(module.slice(module.lastIndexOf('/') + 1)) === stem(base));
   };
   if (r.named.some((n) => is(n.split(' ')[1].replace(/^\/Code\//, '')))) return 'bottleneck';
-  if (r.hottest.some(is)) return 'hottest';
+  const at = r.hottest.findIndex(is);
+  if (at >= 0) return at < HOTTEST ? 'hottest' : 'hottest, tied';
   if (r.hottestNode.some(is)) return "hottest of Node's code";
   if (r.onPaths.some(is)) return 'a caller on a path';
   return null;
@@ -162,7 +163,7 @@ export async function benchRealApps(opts: BenchOptions & { runs?: number; node?:
   return {
     title: '23. Real applications: what diagnose names against V8\'s sampling profiler (issue #12)',
     body: [
-      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end, their start-up cache filled by one short \`paranode run\` before the first; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by own code (from V8's stack samples, reported whatever the thresholds); "hottest of Node's code": among its ${HOTTEST} hottest functions of Node's own code by self time (a native such as \`writeUtf8String\` as \`(native)/writeUtf8String\`); "a caller on a path": only as a caller on one of the paths of calls the report gives a bottleneck or one of the main thread's ${HOTTEST_PATHS} hottest functions (from the stack samples). \`PARANODE_APPS=format,…\` runs only those. First function: when the first test of a function (not a module) that held ended (s since the search started).`,
+      `Node ${v} (\`node_modules/node${v}\`) runs the programs and paranode, ${os.cpus().length} shared cores. Per run: the program alone with \`--cpu-prof\` for ${seconds} s (V8's top three functions by self time, GC and idle left out), then \`paranode diagnose -q --duration ${seconds}\` (the compiler and the formatter launched, \`--stop\` at the end, their start-up cache filled by one short \`paranode run\` before the first; the server attached under the same load). "bottleneck": the function is among the bottlenecks; "hottest": among the main thread's ${HOTTEST} hottest functions by self time (from V8's stack samples, reported whatever the thresholds); "hottest, tied": listed after them, as tied with the ${HOTTEST}th (fewer samples by at most one standard error of the difference, up to ${HOTTEST_TIED} listed); "hottest of Node's code": among its ${HOTTEST} hottest functions of Node's own code by self time (a native such as \`writeUtf8String\` as \`(native)/writeUtf8String\`); "a caller on a path": only as a caller on one of the paths of calls the report gives a bottleneck or one of the main thread's ${HOTTEST_PATHS} hottest functions (from the stack samples). \`PARANODE_APPS=format,…\` runs only those. First function: when the first test of a function (not a module) that held ended (s since the search started).`,
       '',
       table(['program', 'what', "V8's top 3 all in the report as hot functions", "… or as a caller on a reported path", 'first function named'], summary),
       '',

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { callGraph, diagnose } from '../src/consultant/diagnose';
-import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
+import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, HOTTEST_TIED, hottestCut, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
 import { inPhase, type SearchNode } from '../src/consultant/search';
 import { measuring, nextCommand, sampledPaths, shellWord } from '../src/consultant/next-steps';
 import { leavesByFunction, OTHER_PATHS, PATHS_KEPT, sampledAt, SampledSeries } from '../src/session/series';
@@ -56,7 +56,7 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // node:crypto: its own code is low in the list, or not in it (a sample or two of 2,000); where it is, its
   // share with node:crypto is the one its test was judged by, more than any other's
   const hot = (d.hottest ?? []).filter((h) => h.thread === 'main' && !h.node);
-  assert.ok(hot.length >= 1 && hot.length <= HOTTEST, JSON.stringify(d.hottest));
+  assert.ok(hot.length >= 1 && hot.length <= HOTTEST_TIED, JSON.stringify(d.hottest));
   const hash = hot.find((h) => h.function === 'cpu-bound.js/hashRecord');
   if (hash) assert.equal(hash.withNode ?? hash.self, b.self);
   assert.ok(hot.every((h) => (h.withNode ?? h.self) <= b.self!), JSON.stringify(hot));
@@ -137,6 +137,19 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   // a batch is 100 records, each hashed once
   assert.ok(calls > 0 && calls % 100 === 0, JSON.stringify(m));
   assert.ok(m.find((x) => x.name === 'cpu_inclusive' && x.focus === '/Code/cpu-bound.js/hashRecord')!.total > 0, JSON.stringify(m));
+});
+
+test('the hottest list: the ten most sampled, then those the samples cannot tell from the tenth (within one standard error of the difference), up to twenty', () => {
+  const f = (counts: number[]) => counts.map((n, i): [string, number] => [`m/f${String(i).padStart(2, '0')}`, n]);
+  assert.equal(HOTTEST, 10);
+  // the tenth has 10: 9 is within √19 of it, 5 is not (5 > √15), nor anything after
+  const cut = hottestCut(f([10, 100, 5, 90, 80, 9, 70, 60, 50, 40, 30, 20, 9]).reverse());
+  assert.deepEqual(cut.map(([, n]) => n), [100, 90, 80, 70, 60, 50, 40, 30, 20, 10, 9, 9]);
+  // equal counts by name; a flat profile stops at twenty
+  assert.deepEqual(hottestCut(f(Array(25).fill(7))).map(([k]) => k), f(Array(20).fill(7)).map(([k]) => k));
+  assert.equal(HOTTEST_TIED, 20);
+  // fewer than ten: all of them
+  assert.deepEqual(hottestCut(f([1, 3])), [['m/f01', 3], ['m/f00', 1]]);
 });
 
 test('stack samples by start line: a named function\'s counts again by "<key>@<line>" (an anonymous one has its line already); the hottest split by line only where one key was seen at two lines', () => {

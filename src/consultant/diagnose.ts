@@ -13,7 +13,7 @@ import type { PointInfo } from '../analysis/functions';
 import { parseLoop } from '../metrics/focus';
 import { hypothesis, thresholds } from './hypotheses';
 import { codeOf, sampleKey, threadLabel, threadOf } from './focus-parts';
-import { diagnosis, Diagnosis, Hottest, HOTTEST, HOTTEST_PATHS } from './report';
+import { diagnosis, Diagnosis, Hottest, HOTTEST, HOTTEST_PATHS, hottestCut } from './report';
 import { addNextSteps, sampledPaths } from './next-steps';
 import { ConsultantOptions, PerformanceConsultant, SearchNode } from './search';
 
@@ -98,7 +98,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
 }
 
 /**
- * Each sampled thread's HOTTEST functions by their self time as V8's profiles
+ * Each sampled thread's HOTTEST functions (and those tied with the last: hottestCut) by their self time as V8's profiles
  * give it (their own code; Node's code they call is Node's functions'), each with
  * its share with that code too (Diagnosis.hottest; by inspector interrupt, which
  * sees no frames of Node's code, by their share with it); and, by V8's profiler, its HOTTEST
@@ -117,7 +117,7 @@ function hottestFunctions(s: Session): Hottest[] {
     // (ranked as V8 ranks them: a function whose time is in a built-in it calls, such as a file read,
     // is not hotter than one that computes; the built-in is in the list of Node's code, called from it)
     const leaves = new Map(leavesByFunction(st));
-    for (const [i, [fn, n]] of top(leavesByFunction(st, st.profiled ? 'own' : 'leaves')).entries()) {
+    for (const [i, [fn, n]] of hottestCut(leavesByFunction(st, st.profiled ? 'own' : 'leaves')).entries()) {
       const paths = i < HOTTEST_PATHS ? sampledPaths(st, fn).slice(0, 1) : [];
       const withNode = leaves.get(fn) ?? n;
       out.push({ thread, function: fn, self: n / busy, samples: busy, by, ...(withNode > n ? { withNode: withNode / busy } : {}), ...(paths.length ? { paths } : {}) });
