@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
-import { CpuSampler, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
+import { CpuSampler, predictedSamplingShare, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
 import { COST_SERIES, RELAY_CLASS, STACK_SAMPLE_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
 import { THREAD_SERIES } from '../src/session/series';
@@ -464,6 +464,19 @@ test('the tool\'s work in a thread that shares its core is charged for the time 
   // the thread ran the tool's work and little else (the samples' own work is in the tool's too)
   assert.ok(tool > 0 && tool <= ran + 0.002, `the tool's work charged ${tool.toFixed(4)} s; the thread ran ${ran.toFixed(4)} s and waited ${waited.toFixed(4)} s`);
   await s.detach();
+});
+
+test("the stack samples' cost at a longer interval: the timer's samples thin out, the stacks V8 lists at each deoptimization do not", () => {
+  // 5 windows a second at 0.2 ms each, 100 timer samples and 300 deoptimization stacks a second at
+  // 0.01 ms a stack listed, a timer sample priced 0.02 ms, 1,000 ms the thread could run a second
+  const rate = { windows: 5, samples: 100, listed: 400, runnable: 1000 };
+  const at = (to: number) => predictedSamplingShare([0.2, 0.01], rate, 0.02, 10_000, to)!;
+  assert.ok(Math.abs(at(10_000) - (1 + 4 + 2) / 1000) < 1e-12, String(at(10_000)));
+  // at 40 ms: 25 timer samples, the 300 deoptimization stacks as before: 1 + 3.25 + 0.5 ms a second
+  assert.ok(Math.abs(at(40_000) - (1 + 3.25 + 0.5) / 1000) < 1e-12, String(at(40_000)));
+  // with no deoptimizations the listed stacks are the timer's, all thinned out: 1 + 0.25 + 0.5
+  assert.ok(Math.abs(predictedSamplingShare([0.2, 0.01], { ...rate, listed: 100 }, 0.02, 10_000, 40_000)! - 1.75 / 1000) < 1e-12);
+  assert.equal(predictedSamplingShare([0.2, 0.01], { ...rate, runnable: 0 }, 0.02, 10_000, 40_000), null);
 });
 
 test("the stack samples' budget is a share of the time the thread could run: a thread that waited for its core pays for them out of less, and V8 samples it less often", () => {
