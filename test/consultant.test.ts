@@ -168,6 +168,13 @@ test('stack samples by start line: a named function\'s counts again by "<key>@<l
   assert.deepEqual([...st.byLine.hits].sort(), [['m/main@1', 9], ['m/parse@5', 6], ['m/parse@6', 3], ['m/run@8', 2]]);
   assert.deepEqual([sampledAt(st, 'hits', 'm/parse'), sampledAt(st, 'hits', 'm/parse', 6), sampledAt(st, 'hits', 'm/parse', 7), sampledAt(st, 'leaves', 'm/<anonymous>@9', 9)], [9, 3, 0, 2]);
   assert.deepEqual(leavesByFunction(st).sort(), [['m/<anonymous>@9', 2], ['m/parse@5', 6], ['m/parse@6', 3], ['m/run', 1]]);
+  assert.deepEqual(leavesByFunction(st, 'own').sort(), [['m/parse@5', 6], ['m/parse@6', 3]]);
+  // by own code, split as the leaves are: parse@6 ran only in Node's code it called, parse@5 is still parse@5
+  const calling = new SampledSeries(1, {});
+  calling.record(0, { t: 1, counters: [], timers: [], scripts: 0, stacks: [[['m/parse'], 4, true, [], '', [5]], [['m/parse'], 2, false, [], 'node:fs/readFileSync', [6]]], idle: 0 } as unknown as Parameters<SampledSeries['record']>[1]);
+  const cs = calling.stackSamples('main');
+  assert.deepEqual(leavesByFunction(cs).sort(), [['m/parse@5', 4], ['m/parse@6', 2]]);
+  assert.deepEqual(leavesByFunction(cs, 'own'), [['m/parse@5', 4]]);
   // by inspector interrupt alone (no lines): by the key
   const interrupts = new SampledSeries(1, {});
   interrupts.record(0, { t: 1, counters: [], timers: [], scripts: 0, stacks: [[['m/parse'], 4]] } as unknown as Parameters<SampledSeries['record']>[1]);

@@ -113,16 +113,17 @@ export function sampledAt(st: StackSamples, which: 'hits' | 'leaves' | 'own', ke
  * each by "<key>@<line>", with their samples.
  */
 export function leavesByFunction(st: StackSamples, which: 'leaves' | 'own' = 'leaves'): [string, number][] {
-  const lines = new Map<string, [string, number][]>();
-  for (const [at, n] of st.byLine[which]) {
+  // split where the leaves are (a line own code ran at is one a leaf was at): both lists name a function alike
+  const lines = new Map<string, string[]>();
+  for (const at of st.byLine.leaves.keys()) {
     const key = at.slice(0, at.lastIndexOf('@'));
     let l = lines.get(key);
     if (!l) lines.set(key, (l = []));
-    l.push([at, n]);
+    l.push(at);
   }
   return [...st[which]].flatMap(([key, n]): [string, number][] => {
     const l = lines.get(key);
-    return l && l.length > 1 ? l : [[key, n]];
+    return l && l.length > 1 ? l.flatMap((at): [string, number][] => { const m = st.byLine[which].get(at) ?? 0; return m ? [[at, m]] : []; }) : [[key, n]];
   });
 }
 
