@@ -339,3 +339,33 @@ test('attach to a program busy in long callbacks: the port the signal opened is 
   }
   assert.equal(listensOnTcp(t.pid), false);
 });
+
+test('attach lists the program\'s functions from its files where they hold the text V8 compiled (its SHA-256), else from V8\'s text', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-names-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string) => fs.writeFileSync(path.join(dir, name), text);
+  file('same.js', 'exports.alpha = function alpha(x) { return x + 1; };\nexports.beta = (x) => x * 2;\n');
+  // a BOM (V8 compiles it with the text) and text outside ASCII (the hash is of UTF-8)
+  file('bom.js', '\ufeff// café\nexports.gamma = function gamma(s) { return s + "é"; };\n');
+  file('edited.js', 'exports.delta = function delta() { return 1; };\n');
+  file('main.js', 'const m = [require("./same.js"), require("./bom.js"), require("./edited.js")];\n' +
+    'setInterval(() => { m[0].alpha(1); m[0].beta(2); m[1].gamma("x"); m[2].delta(); }, 50);\nconsole.log("ready");\n');
+  const t = new Target(path.join(dir, 'main.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  // edited after it was loaded, to the same length: only the hash tells that V8 has another text
+  file('edited.js', 'exports.omega = function omega() { return 1; };\n');
+  const s = await t.attach();
+  try {
+    const mine = (list: { module: string; function: string }[]) => list.filter((f) => f.module.includes(path.basename(dir)))
+      .map((f) => `${path.basename(f.module)}/${f.function}`).sort();
+    const names = mine(await s.functionNames());
+    assert.deepEqual(names, ['bom.js/gamma', 'edited.js/delta', 'main.js/<anonymous>@2', 'same.js/alpha', 'same.js/exports.beta'].sort(), JSON.stringify(names));
+    const fetched = [...(s as unknown as { threads: Map<number, { textsFetched: Set<string> }> }).threads.get(0)!.textsFetched].map((f) => path.basename(f)).sort();
+    assert.deepEqual(fetched, ['edited.js'], 'V8\'s text fetched only where the file is not what V8 compiled');
+    // the listing that places probes reads V8's own text: the same functions
+    assert.deepEqual(mine(await s.resources('/Code/**')), names);
+  } finally {
+    await s.detach();
+  }
+});

@@ -3,6 +3,8 @@
 // reaches the thread's code by each way (./mechanisms): loaded scripts are
 // LiveEdited, the runtime places by slot and by wrapping, breakpoints take
 // the points left.
+import { createHash } from 'crypto';
+import * as fs from 'fs';
 import { analyzeScript, FunctionInfo, ScriptAnalysis } from '../analysis/functions';
 import { moduleNameOf } from '../analysis/module-name';
 import { mapSources } from '../analysis/sourcemap';
@@ -27,7 +29,13 @@ import type { PathFunction, PathRecord } from '../agent/call-paths';
 /** paranode's own code in the target: not the program's */
 const OWN = ownCodeDirs();
 
-export interface LoadedScript { scriptId: string; url: string; filename: string; module: string; /** it names a source map: its functions' modules may be others; the map's file where it is one (not inline) */ mapped?: boolean; sourceMap?: string }
+export interface LoadedScript {
+  scriptId: string; url: string; filename: string; module: string;
+  /** it names a source map: its functions' modules may be others; the map's file where it is one (not inline) */
+  mapped?: boolean; sourceMap?: string;
+  /** the SHA-256 of the text V8 compiled (in UTF-8, hex), as the debugger announced it */
+  hash?: string;
+}
 export interface Sample { t: number; counters: [string, number][]; timers: [string, number, boolean][];
   /** queues (Instances.queue): name, this thread's integral (ms) at `at`, its count there, `at`, when the cell first changed (the process's monotonic clock, ms), the messages it sent, when it last changed */
   queues?: [string, number, number, number, number, number, number][];
@@ -90,6 +98,8 @@ export class TargetThread {
   private readonly liveEdits: ThreadLiveEdits;
   /** analyses of loaded, unprepared scripts, by scriptId */
   private readonly analyses = new Map<string, ScriptAnalysis>();
+  /** analyses of unprepared scripts made from their files (for their names only: see namesFromFile), by scriptId; null: not the text V8 has */
+  private readonly fileAnalyses = new Map<string, ScriptAnalysis | null>();
   /** the runtime's registered scripts as of `version`, by number (see registered()) */
   private readonly index: { version: number; scripts: Map<number, IndexedScript> } = { version: -1, scripts: new Map() };
   /** the index's scripts whose names were announced (see sample()) */
@@ -200,6 +210,7 @@ export class TargetThread {
     if (!filename.startsWith('/')) return;
     if (isOwnCode(filename, OWN)) return;
     const script: LoadedScript = { scriptId: p.scriptId, url, filename, module: moduleNameOf(filename, this.cwd) };
+    if (typeof p.hash === 'string') script.hash = p.hash;
     if (p.sourceMapURL) {
       script.mapped = true;
       // an inline map's text is not kept (a bundle's can be megabytes): the script's analysis reads it
@@ -265,8 +276,34 @@ export class TargetThread {
         out.push({ module: m, name: n.slice(m.length + 1) });
       }
     }
-    for (const { script, functions } of await this.unprepared('/Code/**')) for (const f of functions) out.push({ module: f.module ?? script.module, name: f.name });
+    for (const script of await this.unpreparedScripts()) {
+      const analysis = this.analyses.get(script.scriptId) ?? await this.namesFromFile(script) ?? await this.analysisOf(script);
+      for (const f of analysis?.functions ?? []) out.push({ module: f.module ?? script.module, name: f.name });
+    }
     return out;
+  }
+
+  /**
+   * An unprepared script's functions analysed from its file, where the file holds the text V8
+   * compiled (the debugger announces each script's SHA-256, of its text in UTF-8, on Node 22, 24
+   * and 26), else null. For names and modules only: a probe is placed by V8's own text
+   * (analysisOf). Listing the Fastify server's functions fetched its ~500 scripts' texts from
+   * the target, each served on the loaded server's main thread in the attach's first seconds.
+   */
+  private async namesFromFile(script: LoadedScript): Promise<ScriptAnalysis | null> {
+    if (this.fileAnalyses.has(script.scriptId)) return this.fileAnalyses.get(script.scriptId)!;
+    let analysis: ScriptAnalysis | null = null;
+    if (script.hash) {
+      try {
+        // as read, a BOM included: V8 is given the file's text whole
+        const text = await fs.promises.readFile(script.filename, 'utf8');
+        if (createHash('sha256').update(text, 'utf8').digest('hex') === script.hash.toLowerCase()) {
+          analysis = analyzeScript(text, undefined, { filename: script.filename, cwd: this.cwd }).analysis;
+        }
+      } catch { /* no file, or not parsed: V8's text is read (analysisOf) */ }
+    }
+    this.fileAnalyses.set(script.scriptId, analysis);
+    return analysis;
   }
 
   /** The runtime's registered scripts with their functions' names, brought up to date. */
@@ -300,7 +337,7 @@ export class TargetThread {
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
     const matches = moduleMatcher(glob);
     for (const script of await this.unpreparedScripts()) {
-      if (!this.mayHave(matches, script)) continue;
+      if (!this.mayHave(matches, script) || !await this.mayHaveInline(matches, script)) continue;
       const analysis = await this.analysisOf(script);
       if (analysis) out.push({ script, functions: analysis.functions });
     }
@@ -323,7 +360,7 @@ export class TargetThread {
       const analysis = this.analyses.get(script.scriptId);
       const sources = analysis ? undefined : this.mapSourcesOf(script);
       if (sources) for (const m of sources) out.add(m);
-      else for (const f of (analysis ?? await this.analysisOf(script))?.functions ?? []) out.add(f.module ?? script.module);
+      else for (const f of (analysis ?? await this.namesFromFile(script) ?? await this.analysisOf(script))?.functions ?? []) out.add(f.module ?? script.module);
     }
     return out;
   }
@@ -338,6 +375,18 @@ export class TargetThread {
     if (!matches || matches(script.module)) return true;
     if (!script.mapped) return false;
     return this.mapSourcesOf(script)?.some(matches) ?? true;
+  }
+
+  /**
+   * For a script with an inline source map, whether its functions' modules may include one
+   * `matches` takes, told from its file where that holds V8's text (see namesFromFile): else
+   * V8's text is fetched from the target and parsed to tell. The Fastify server's ~40 such
+   * scripts were fetched for each glob the cost system priced, Node's built-ins' too.
+   */
+  private async mayHaveInline(matches: ((module: string) => boolean) | null, script: LoadedScript): Promise<boolean> {
+    if (!matches || !script.mapped || script.sourceMap !== undefined || matches(script.module) || this.analyses.has(script.scriptId)) return true;
+    const fromFile = await this.namesFromFile(script);
+    return !fromFile || fromFile.functions.some((f) => matches(f.module ?? script.module));
   }
 
   /** The modules a script's source map (a file) names (undefined: none to read). */
@@ -386,6 +435,9 @@ export class TargetThread {
     return (await this.liveEdits.refusal(script, length, async () => (await this.source(script)) ?? '')) ? 'breakpoint' : 'no';
   }
 
+  /** @internal the files whose text was fetched from the target (see namesFromFile) */
+  readonly textsFetched = new Set<string>();
+
   /** text lengths of the analysed unprepared scripts, by scriptId */
   private readonly lengths = new Map<string, number>();
 
@@ -395,12 +447,14 @@ export class TargetThread {
    * text of it, see enable): it is forgotten.
    */
   private async source(script: LoadedScript): Promise<string | null> {
+    this.textsFetched.add(script.filename);
     try {
       return (await this.cdp.send('Debugger.getScriptSource', { scriptId: script.scriptId })).scriptSource;
     } catch (e) {
       if (!(e instanceof CdpError) || !/No script for id/i.test(e.message)) throw e;
       this.loaded.delete(script.scriptId);
       this.analyses.delete(script.scriptId);
+      this.fileAnalyses.delete(script.scriptId);
       return null;
     }
   }
@@ -426,6 +480,7 @@ export class TargetThread {
       if (todo.length > 1) this.progress(`preparing ${script.module}${this.id ? ` in thread ${this.id}` : ''} (script ${k + 1} of ${todo.length})`);
       const analysis = this.analyses.get(script.scriptId)!;
       this.analyses.delete(script.scriptId);
+      this.fileAnalyses.delete(script.scriptId);
       const source = await this.source(script);
       if (source === null) continue;
       try {
