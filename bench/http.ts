@@ -37,6 +37,14 @@ export interface Load {
   cpuPerRequest?: number;
   /** requests answered in each whole second */
   perSecond: number[];
+  /** each response's time (ms since the load started) and latency (ms), in order */
+  responses: { at: number[]; ms: number[] };
+}
+
+/** The 99th percentile of the latencies of the responses answered from `from` to `to` (ms since the load started), or NaN where none were. */
+export function p99Between(l: Load, from: number, to: number): number {
+  const ms = l.responses.ms.filter((_, i) => l.responses.at[i] >= from && l.responses.at[i] < to).sort((a, b) => a - b);
+  return ms.length ? ms[Math.min(ms.length - 1, Math.ceil(0.99 * ms.length) - 1)] : NaN;
 }
 
 /**
@@ -67,6 +75,8 @@ export function startServer(v: string, nodeArgs: string[], env: NodeJS.ProcessEn
  */
 export async function load(port: number, seconds: number, pid?: number): Promise<Load> {
   const perSecond: number[] = [];
+  const responses = { at: [] as number[], ms: [] as number[] };
+  const t0 = performance.now();
   const cpu0 = pid === undefined ? 0 : cpuMs(pid);
   const r: any = await new Promise((resolve, reject) => {
     const instance = autocannon({
@@ -74,17 +84,21 @@ export async function load(port: number, seconds: number, pid?: number): Promise
       requests: [{ method: 'GET', setupRequest: (req: any) => ({ ...req, path: `/article/${1 + Math.floor(Math.random() * 50)}` }) }],
     }, (err, result) => (err ? reject(err) : resolve(result)));
     (instance as unknown as NodeJS.EventEmitter).on('tick', (t: { counter: number }) => perSecond.push(t.counter));
+    (instance as unknown as NodeJS.EventEmitter).on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => {
+      responses.at.push(performance.now() - t0);
+      responses.ms.push(ms);
+    });
   });
   return {
     rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx,
     // whole seconds only: the last tick may come after the load has ended
     slowestSecond: Math.min(...perSecond.slice(0, Math.max(1, seconds - 1))), requests: r.requests.total,
     cpuPerRequest: pid === undefined || !r.requests.total ? undefined : (cpuMs(pid) - cpu0) / r.requests.total,
-    perSecond: perSecond.slice(0, seconds),
+    perSecond: perSecond.slice(0, seconds), responses,
   };
 }
 
-interface DiagnoseRun { load: Load; toolCpuMs: number; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
+interface DiagnoseRun { load: Load; toolCpuMs: number; /** when the tool ended, ms after the load (and the tool) started */ exitedAt: number; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
 
 /** `paranode diagnose` attached for `seconds`, under load the whole time. */
 async function diagnoseUnderLoad(pid: number, port: number, seconds: number, json: string): Promise<DiagnoseRun> {
@@ -94,7 +108,9 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   let out = '';
   tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
   tool.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  const exited = new Promise<number | null>((r) => tool.once('close', (c) => r(c)));
+  const started = performance.now();
+  let exitedAt = NaN;
+  const exited = new Promise<number | null>((r) => tool.once('close', (c) => { exitedAt = performance.now() - started; r(c); }));
   const l = await load(port, seconds + 4, pid);
   const exitCode = await exited;
   const toolCpuMs = cpuMs('self', true) - children0;
@@ -102,7 +118,7 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
 }
 
 export interface ProfileTop { name: string; share: number }
@@ -161,6 +177,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
   const namedRows: string[][] = [];
   const profRows: string[][] = [];
   const pairedRows: string[][] = [];
+  const latencyRows: string[][] = [];
   const pairs: Paired[] = [];
   const tops = new Map<string, ProfileTop[]>();
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
@@ -204,6 +221,14 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
           const steady = (sum(d.load.perSecond) / sum(cDuring.perSecond)) / (before.rps / cBefore.rps);
           const p = { steady, during: paired(d.load, before, cDuring, cBefore), after: paired(after, before, cAfter, cBefore), cpuDuring: cpuPaired(d.load, before, cDuring, cBefore), cpuAfter: cpuPaired(after, before, cAfter, cBefore) };
           pairs.push({ mode, ...p });
+          // p99 by phase of the session: the attach (its first STEADY_FROM s), the search, the detach
+          // (from the duration's end to a second after the tool ended), the control's in the same windows
+          const detachEnd = Math.min((diagnoseSeconds + 4) * 1000, (Number.isFinite(d.exitedAt) ? d.exitedAt : Infinity) + 1000);
+          const phases: [number, number][] = [[0, STEADY_FROM * 1000], [STEADY_FROM * 1000, diagnoseSeconds * 1000], [diagnoseSeconds * 1000, detachEnd]];
+          const p99 = (l: Load | null) => (l ? fmt(p99Between(l, 0, Infinity), 0) : '–');
+          latencyRows.push([v, mode, String(rep), `${p99(before)} (${p99(cBefore)})`,
+            ...phases.map(([a, b]) => `${fmt(p99Between(d.load, a, b), 0)} (${fmt(p99Between(cDuring, a, b), 0)})`),
+            `${p99(after)} (${p99(cAfter)})`, fmt(d.exitedAt / 1000, 1)]);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -242,6 +267,12 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
       'CPU ms per request before → during → after', 'control\'s CPU ms per request', 'CPU per request during, over the control\'s', 'after, over the control\'s', 'paranode\'s CPU s'], pairedRows),
     '',
     ...pairedSummary(pairs),
+    '',
+    `p99 latency (ms) of the server by phase, its control's in the same window in parentheses: before; the attach (the session's first ${STEADY_FROM} s); ` +
+    `the search (from its ${STEADY_FROM}th second to the end of \`--duration\`); the detach (from the end of \`--duration\` to a second after the tool ended, ` +
+    `or to the end of the load); after. The tool's end, in seconds from its start, is given:`,
+    '',
+    table(['Node', 'server', 'rep.', 'before', 'attach', 'search', 'detach', 'after', 'the tool ended (s)'], latencyRows),
     '',
     'What diagnose named (its first four bottlenecks), and whether V8\'s top self-time function of the same load (below) is among them:',
     '',
