@@ -277,10 +277,14 @@ export class TargetThread {
       }
     }
     for (const script of await this.unpreparedScripts()) {
-      const analysis = this.analyses.get(script.scriptId) ?? await this.namesFromFile(script) ?? await this.analysisOf(script);
-      for (const f of analysis?.functions ?? []) out.push({ module: f.module ?? script.module, name: f.name });
+      for (const f of (await this.namesAnalysis(script))?.functions ?? []) out.push({ module: f.module ?? script.module, name: f.name });
     }
     return out;
+  }
+
+  /** An unprepared script's analysis for its functions' names and modules: the one made, else its file's, else V8's text's. */
+  private async namesAnalysis(script: LoadedScript): Promise<ScriptAnalysis | null> {
+    return this.analyses.get(script.scriptId) ?? await this.namesFromFile(script) ?? await this.analysisOf(script);
   }
 
   /**
@@ -360,7 +364,7 @@ export class TargetThread {
       const analysis = this.analyses.get(script.scriptId);
       const sources = analysis ? undefined : this.mapSourcesOf(script);
       if (sources) for (const m of sources) out.add(m);
-      else for (const f of (analysis ?? await this.namesFromFile(script) ?? await this.analysisOf(script))?.functions ?? []) out.add(f.module ?? script.module);
+      else for (const f of (await this.namesAnalysis(script))?.functions ?? []) out.add(f.module ?? script.module);
     }
     return out;
   }
