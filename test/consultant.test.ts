@@ -78,7 +78,9 @@ test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers exp
   const cryptoShare = crypto.reduce((a, h) => a + h.self, 0);
   const st = session.stackSamples('main');
   const fromHash = crypto.reduce((a, h) => a + (st.node.get(h.function)?.get('cpu-bound.js/hashRecord') ?? 0), 0) / crypto[0].samples;
-  assert.ok(fromHash > 0 && fromHash <= b.self! - (hash?.self ?? 0) + 1e-9, JSON.stringify({ self: b.self, hash, crypto, fromHash }));
+  // (within hashRecord's share with Node's code; a sample can count as its own too, where V8 inlined
+  // node:crypto's JavaScript into it: CI's Node 24 had the two overlap by its one own sample)
+  assert.ok(fromHash > 0 && fromHash <= b.self! + 1e-9, JSON.stringify({ self: b.self, hash, crypto, fromHash }));
   // (a good part of it: where V8 inlined node:crypto's JavaScript into hashRecord, those samples are
   // hashRecord's own; CI's Node 22 at 0d94bc5: 0.29 of 0.63)
   assert.ok(cryptoShare >= b.self! / 4, JSON.stringify({ self: b.self, hash, crypto }));
