@@ -11,6 +11,7 @@ import { readlinkSync } from 'fs';
 import * as inspector from 'inspector';
 import * as net from 'net';
 import { BroadcastChannel, parentPort, threadId, workerData } from 'worker_threads';
+import { FORGET_REQUESTS } from '../inspector/safe-point';
 import { CONDITION_URL } from '../instrument/breakpoint';
 import { CLOSE_PORT } from './port-close';
 import { exitChannel, ExitNotice, JoinNotice } from './worker-exit';
@@ -245,8 +246,8 @@ function postWorker(sessionId: string, method: string, params: object): Promise<
   }), null).finally(() => workerCalls.delete(id));
 }
 
-// (and the ids of the tool's requests that ran go: see inspector/safe-point.ts FORGET_REQUESTS)
-const DEACTIVATE = `(() => { const r = globalThis[Symbol.for('paranode.runtime')]; if (r) r.deactivate(); delete globalThis[Symbol.for('paranode.ran')]; })()`;
+// (and the ids of the tool's requests that ran go, with its queued expressions that ran: FORGET_REQUESTS)
+const DEACTIVATE = `(() => { const r = globalThis[Symbol.for('paranode.runtime')]; if (r) r.deactivate(); ${FORGET_REQUESTS}; })()`;
 
 /**
  * Undo in one thread what the tool did there: slots off (and the load hook out),

@@ -43,9 +43,14 @@ function runOnce(dup: string): string {
  * The thread forgets the requests that ran: the tool's last request to it at
  * detach, so that the program's global object is left as it was (a copy of an
  * earlier request arriving later would run again: after the runtime's
- * deactivation, to no effect on the program's counts).
+ * deactivation, to no effect on the program's counts). With them go the
+ * queued expressions that ran and were never read: the attach's bootstrap
+ * request, queued, starts the agent, which closes the port and its session,
+ * so its reader may never arrive (CI's soak on Node 22 found the queue left
+ * after one of 150 sessions).
  */
-export const FORGET_REQUESTS = `void delete globalThis[${RAN}]`;
+export const FORGET_REQUESTS = `void (() => { delete globalThis[${RAN}]; const g = globalThis, k = ${QUEUE}, q = g[k]; ` +
+  `if (!q) return; q.forEach((e, id) => { if (e.done) q.delete(id); }); if (!q.size) delete g[k]; })()`;
 
 /**
  * `expression` run once under `id`, a request's own: a copy of the request
