@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { CLI, FIXTURES, launchedWorkersCount, Target } from './support/helpers';
+import { CLI, FIXTURES, launchedWorkersCount, workersCountReport, Target } from './support/helpers';
 
 const FIXTURE = path.join(FIXTURES, 'watchdog.js');
 const ORIGINAL = 'function f(x) { return x + 1; }';
@@ -86,6 +86,7 @@ test('every request delivered twice, attached, session after session: each runs 
 
 test('every request delivered twice, launched with workers: each runs once in every thread, counts exact', () => duplicated(async () => {
   const s = await launchedWorkersCount();
-  assert.equal(s.value('n'), 350);
+  // (CI's Node 26 once counted 100: the spawned worker's 250 missing; the threads and notes say where)
+  assert.equal(s.value('n'), 350, workersCountReport(s));
   assert.equal(s.value('n', 'main'), 30);
 }));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { Session } from '../src/api';
-import { FIXTURES, Target, launchedWorkersCount, lineRequests, programOutput } from './support/helpers';
+import { FIXTURES, Target, launchedWorkersCount, workersCountReport, lineRequests, programOutput } from './support/helpers';
 
 const workers = path.join(FIXTURES, 'workers.js');
 const churn = path.join(FIXTURES, 'worker-churn.js');
@@ -34,7 +34,7 @@ test('attached: a worker running at attach time and one started later count sepa
 
 test('launched: probes apply in every worker from its first line', async () => {
   const s = await launchedWorkersCount();
-  assert.equal(s.value('n'), 350);
+  assert.equal(s.value('n'), 350, workersCountReport(s));
   assert.equal(s.value('n', 'main'), 30);
 });
 

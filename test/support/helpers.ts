@@ -146,6 +146,11 @@ export async function launchedWorkersCount(): Promise<Session> {
   return s;
 }
 
+/** What a launchedWorkersCount session counted in each thread, and its notes: a failed count's message. */
+export function workersCountReport(s: Session): string {
+  return JSON.stringify({ n: s.metrics().filter((m) => m.name === 'n').map((m) => [m.focus, m.total]), notes: s.notes });
+}
+
 /** For a program launched with piped stdio: write a line (none if empty), resolve with the first match in what it prints after. */
 export function lineRequests(child: ChildProcess): (line: string, re: RegExp) => Promise<RegExpMatchArray> {
   let out = '';
