@@ -40,7 +40,11 @@ async function diagnoseDemo(name: string, opts: Parameters<typeof diagnose>[1] =
 const first = (d: Diagnosis, hypothesis: string) => d.bottlenecks.find((b) => b.hypothesis === hypothesis);
 
 test('cpu-bound demo: CPU-bound at hashRecord, three calls deep (its callers explained by it)', async () => {
+  const launched = Date.now();
   const { d, pid, session } = await diagnoseDemo('cpu-bound');
+  // the windows' and phases' clock: the search's start, between the launch and its end
+  assert.ok(d.startedAt >= launched && d.startedAt + d.durationSeconds * 1000 <= Date.now(), JSON.stringify({ launched, startedAt: d.startedAt, now: Date.now() }));
+  assert.ok(d.cost.trace.length > 0 && d.cost.trace.every((w, i) => w.t > (i ? d.cost.trace[i - 1].t : 0) && w.t <= d.durationSeconds), JSON.stringify(d.cost.trace));
   const b = first(d, 'cpu_bound');
   assert.ok(b, JSON.stringify(d.bottlenecks));
   assert.equal(b.focus, '/Code/cpu-bound.js/hashRecord');

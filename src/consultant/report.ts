@@ -48,8 +48,11 @@ export interface Diagnosis {
     observed: { avg: number; max: number; windows: number };
     /** observed over static-predicted cost, the correction applied to predictions at the end */
     predictionFactor: number;
+    /** per window: its end (s since startedAt), the cost observed in it, the tests' predicted cost, the tests running */
     trace: { t: number; observed: number; predicted: number; tests: number }[];
   };
+  /** when the search's clock started (ms since the epoch): time 0 of cost.trace and phases, to set them beside other records */
+  startedAt: number;
   /** per whole-program hypothesis, the intervals it held in */
   phases: Record<string, [number, number][]>;
   /** seconds until every refinement of every true hypothesis was decided (null: not complete) */
@@ -207,6 +210,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
       trace: [...trace],
     },
     phases,
+    startedAt: c.startedAt,
     searchSeconds: c.searchSeconds ?? null,
     durationSeconds: c.now(),
   };

@@ -332,6 +332,8 @@ export class PerformanceConsultant extends EventEmitter {
   private get session(): Session { return this.manager.sessions[0]; }
   /** seconds since the search started */
   now(): number { return (Date.now() - this.t0) / 1000; }
+  /** when the search's clock started (ms since the epoch): time 0 of its windows and phases */
+  get startedAt(): number { return this.t0; }
 
   /** Enable the whole-program tests (they stay for the whole search) and the observed cost. */
   async start(): Promise<void> {
