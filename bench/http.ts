@@ -39,6 +39,8 @@ export interface Load {
   perSecond: number[];
   /** each response's time (ms since the load started) and latency (ms), in order */
   responses: { at: number[]; ms: number[] };
+  /** when the load started, ms since the epoch */
+  startedAt: number;
 }
 
 /** The 99th percentile of the latencies of the responses answered from `from` to `to` (ms since the load started), or NaN where none were. */
@@ -77,6 +79,7 @@ export async function load(port: number, seconds: number, pid?: number): Promise
   const perSecond: number[] = [];
   const responses = { at: [] as number[], ms: [] as number[] };
   const t0 = performance.now();
+  const startedAt = performance.timeOrigin + t0;
   const cpu0 = pid === undefined ? 0 : cpuMs(pid);
   const r: any = await new Promise((resolve, reject) => {
     const instance = autocannon({
@@ -94,11 +97,16 @@ export async function load(port: number, seconds: number, pid?: number): Promise
     // whole seconds only: the last tick may come after the load has ended
     slowestSecond: Math.min(...perSecond.slice(0, Math.max(1, seconds - 1))), requests: r.requests.total,
     cpuPerRequest: pid === undefined || !r.requests.total ? undefined : (cpuMs(pid) - cpu0) / r.requests.total,
-    perSecond: perSecond.slice(0, seconds), responses,
+    perSecond: perSecond.slice(0, seconds), responses, startedAt,
   };
 }
 
-interface DiagnoseRun { load: Load; toolCpuMs: number; /** when the tool ended, ms after the load (and the tool) started */ exitedAt: number; observedAvg: number | null; observedMax: number | null; named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string }
+interface DiagnoseRun {
+  load: Load; toolCpuMs: number; /** when the tool ended, ms after the load (and the tool) started */ exitedAt: number; observedAvg: number | null; observedMax: number | null;
+  /** the report's cost windows (end s, observed) and its search's start (ms since the epoch) */
+  trace: { t: number; observed: number }[]; searchStartedAt: number | null;
+  named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string;
+}
 
 /** `paranode diagnose` attached for `seconds`, under load the whole time. */
 async function diagnoseUnderLoad(pid: number, port: number, seconds: number, json: string): Promise<DiagnoseRun> {
@@ -118,7 +126,50 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+}
+
+/** Responses of a load answered from `from` to `to`, ms since the epoch. */
+function answered(l: Load, from: number, to: number): number {
+  let n = 0;
+  for (const at of l.responses.at) if (l.startedAt + at >= from && l.startedAt + at < to) n++;
+  return n;
+}
+
+/** What the server lost in a stretch of its session, against its control's requests in the same stretch (a share of its requests; `base`: server ÷ control before). */
+function lostIn(d: DiagnoseRun, control: Load, base: number, from: number, to: number): number {
+  const c = answered(control, from, to);
+  return c ? 1 - answered(d.load, from, to) / c / base : NaN;
+}
+
+/**
+ * The observed cost diagnose reported against what the server lost in the same windows: the
+ * attach (from the tool's start to its search's, no window), the search's windows before the
+ * session's STEADY_FROM-th second and from it (each the time-weighted mean of its windows), the
+ * detach (from the end of the last window to the tool's end). Fractions; null where not known.
+ */
+interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; detachLost: number }
+
+function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgainstLoss | null {
+  if (d.searchStartedAt === null || d.trace.length < 2) return null;
+  const s0 = d.searchStartedAt, l0 = d.load.startedAt;
+  const steadyAt = l0 + STEADY_FROM * 1000;
+  const acc = { early: [0, 0, 0], late: [0, 0, 0] };
+  // the first window's start is not in the report: from the second on
+  for (let i = 1; i < d.trace.length; i++) {
+    const from = s0 + d.trace[i - 1].t * 1000, to = s0 + d.trace[i].t * 1000, dt = to - from;
+    const lost = lostIn(d, control, base, from, to);
+    if (!Number.isFinite(lost)) continue;
+    const a = from < steadyAt ? acc.early : acc.late;
+    a[0] += d.trace[i].observed * dt; a[1] += lost * dt; a[2] += dt;
+  }
+  const mean = (a: number[]): [number, number, number] => (a[2] ? [a[0] / a[2], a[1] / a[2], a[2] / 1000] : [NaN, NaN, 0]);
+  const end = s0 + d.trace[d.trace.length - 1].t * 1000;
+  return {
+    attachS: (s0 - l0) / 1000, attachLost: lostIn(d, control, base, l0, s0),
+    early: mean(acc.early), late: mean(acc.late),
+    detachLost: Number.isFinite(d.exitedAt) ? lostIn(d, control, base, end, l0 + d.exitedAt) : NaN,
+  };
 }
 
 export interface ProfileTop { name: string; share: number }
@@ -178,6 +229,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
   const profRows: string[][] = [];
   const pairedRows: string[][] = [];
   const latencyRows: string[][] = [];
+  const costRows: string[][] = [];
   const pairs: Paired[] = [];
   const tops = new Map<string, ProfileTop[]>();
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
@@ -229,6 +281,11 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
           latencyRows.push([v, mode, String(rep), `${p99(before)} (${p99(cBefore)})`,
             ...phases.map(([a, b]) => `${fmt(p99Between(d.load, a, b), 0)} (${fmt(p99Between(cDuring, a, b), 0)})`),
             `${p99(after)} (${p99(cAfter)})`, fmt(d.exitedAt / 1000, 1)]);
+          const ca = costAgainstLoss(d, cDuring, before.rps / cBefore.rps);
+          const pc = (x: number) => (Number.isFinite(x) ? fmt(x * 100, 1) : '–');
+          costRows.push(ca ? [v, mode, String(rep), `${fmt(ca.attachS, 1)} s: ${pc(ca.attachLost)} %`,
+            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${pc(ca.detachLost)} %`]
+            : [v, mode, String(rep), 'no report', '–', '–', '–']);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -273,6 +330,13 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     `or to the end of the load); after. The tool's end, in seconds from its start, is given:`,
     '',
     table(['Node', 'server', 'rep.', 'before', 'attach', 'search', 'detach', 'after', 'the tool ended (s)'], latencyRows),
+    '',
+    'The observed cost diagnose reported against what the server lost in the same time (a share of its requests, against the control\'s in the same stretch and the two ' +
+    'servers\' ratio before): the attach, from the tool\'s start to its search\'s (no cost window covers it: its length and the loss); the search\'s cost windows ' +
+    `(about 0.6 s each, the first left out: its start is not reported) before the session's ${STEADY_FROM}th second and from it, observed / lost, each time-weighted over its windows; ` +
+    'the detach, from the last window\'s end to the tool\'s end (no window):',
+    '',
+    table(['Node', 'server', 'rep.', 'attach: length, lost', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: lost'], costRows),
     '',
     'What diagnose named (its first four bottlenecks), and whether V8\'s top self-time function of the same load (below) is among them:',
     '',
