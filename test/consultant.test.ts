@@ -258,10 +258,16 @@ test('with no cost limit, a function whose own code holds the time is refined in
   const child = spawn(process.execPath, ['hot-loop.js', '120'], { cwd: FIXTURES, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     await new Promise((resolve) => child.stdout!.once('data', resolve));
+    const attaching = Date.now();
     const { diagnosis: a, session: s } = await diagnose({ pid: child.pid! }, { hypotheses: ['cpu_bound'] });
     await s.detach();
     assert.equal(first(a, 'cpu_bound')?.focus, '/Code/hot-loop.js/score', renderDiagnosis(a));
     assert.ok(!a.searchHistory.some((n) => n.focus.includes('/loop@')), JSON.stringify(a.searchHistory.map((n) => n.focus)));
+    // the attach before the search, which no cost window covers, is reported: the debugger's start at
+    // least (a program started plainly), within the session's time before the search
+    const pre = a.cost.beforeSearch;
+    assert.ok(pre && pre.seconds > 0 && pre.seconds * 1000 <= a.startedAt + a.durationSeconds * 1000 - attaching && pre.busiest > 0 && pre.observed === Math.min(1, pre.busiest / pre.seconds), JSON.stringify(pre));
+    assert.match(renderDiagnosis(a), /\nparanode: before the search \(the attach or launch, the sampler's start\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%; no cost window covers it\)\n/);
   } finally {
     child.kill();
   }

@@ -50,6 +50,11 @@ export interface Diagnosis {
     predictionFactor: number;
     /** per window: its end (s since startedAt), the cost observed in it, the tests' predicted cost, the tests running */
     trace: { t: number; observed: number; predicted: number; tests: number }[];
+    /**
+     * the session before the search (the attach, the stack sampler's start): its length, the tool's
+     * work in it (s of the busiest thread, high bound) and that work's share of it; no window covers it
+     */
+    beforeSearch?: { seconds: number; busiest: number; observed: number };
   };
   /** when the search's clock started (ms since the epoch): time 0 of cost.trace and phases, to set them beside other records */
   startedAt: number;
@@ -208,6 +213,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
       observed: { avg: trace.length ? trace.reduce((a, x) => a + x.observed, 0) / trace.length : 0, max: Math.max(0, ...trace.map((x) => x.observed)), windows: trace.length },
       predictionFactor: c.factor,
       trace: [...trace],
+      ...(c.beforeSearch ? { beforeSearch: { ...c.beforeSearch } } : {}),
     },
     phases,
     startedAt: c.startedAt,
@@ -241,6 +247,8 @@ export function renderDiagnosis(d: Diagnosis): string {
   const searched = d.searchSeconds !== null ? `search complete after ${d.searchSeconds.toFixed(1)} s` : `search not complete after ${d.durationSeconds.toFixed(1)} s`;
   const lim = d.cost.limit === null ? 'no limit' : `limit ${pct(d.cost.limit)}`;
   lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
+  const pre = d.cost.beforeSearch;
+  if (pre) lines.push(`paranode: before the search (the attach or launch, the sampler's start): the tool's work took ${Math.round(pre.busiest * 1000)} ms of the busiest thread in ${Math.round(pre.seconds * 1000)} ms (${pct(pre.observed)}; no cost window covers it)`);
   if (d.targetFate) lines.push(`paranode: the target ${d.targetFate}; the diagnosis covers what was sampled until then`);
   if (!d.bottlenecks.length) lines.push('no hypothesis held: no bottleneck found above the thresholds');
   d.bottlenecks.forEach((b, i) => {

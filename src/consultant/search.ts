@@ -295,6 +295,8 @@ export class PerformanceConsultant extends EventEmitter {
     return module === undefined ? this.functions() : this.functionsOf(module);
   }
 
+  /** the session's time before the search, the tool's work in it (s of the busiest thread) and its share */
+  beforeSearch?: { seconds: number; busiest: number; observed: number };
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
@@ -342,6 +344,11 @@ export class PerformanceConsultant extends EventEmitter {
     // the thread's time: its calibrated high price); none: all of them
     await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1] });
     this.costInst = await this.manager.enable('observed_cost');
+    // before the search: what the tool's work in the session so far took of the busiest thread, over its time
+    // (one-off, before any test: reported, not paid back by a pause in testing)
+    const seconds = this.session.elapsedSeconds;
+    const before = Math.max(0, ...this.costInst.threadTotalsBefore().values());
+    if (seconds > 0) this.beforeSearch = { seconds, busiest: before, observed: Math.min(1, before / seconds) };
     // the cost is judged against the time each thread could run (agent/runnable-time.ts)
     this.waitInst = await this.manager.enable('cpu_wait').catch(() => undefined);
     for (const h of this.hyps) {

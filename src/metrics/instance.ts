@@ -169,6 +169,25 @@ export class MetricInstance {
     return out;
   }
 
+  /**
+   * observed_cost: what each thread's cost classes held when the instance was enabled, keyed
+   * "<pid>/<thread>", high bound: the tool's work in the session before it (its attach)
+   */
+  threadTotalsBefore(): Map<string, number> {
+    const out = new Map<string, number>();
+    const cal = this.calibration;
+    if (!cal) return out;
+    for (const ps of this.perSession) {
+      for (const t of ps.threads ?? ps.session.threadIds) {
+        let v = 0;
+        for (const n of ps.session.sampledNames(COST_SERIES)) v += (ps.base.get(`${t}\0${n}`) ?? 0) * classCost(cal, n.slice(COST_SERIES.length))[1] / 1e9;
+        const k = `${ps.session.pid}/${t}`;
+        out.set(k, (out.get(k) ?? 0) + v);
+      }
+    }
+    return out;
+  }
+
   /** The instance's value and histogram, aggregated over its threads and processes. */
   value(): MetricInstanceValue {
     const m = this.metric;
