@@ -105,6 +105,8 @@ interface DiagnoseRun {
   load: Load; toolCpuMs: number; /** when the tool ended, ms after the load (and the tool) started */ exitedAt: number; observedAvg: number | null; observedMax: number | null;
   /** the report's cost windows (end s, observed) and its search's start (ms since the epoch) */
   trace: { t: number; observed: number }[]; searchStartedAt: number | null;
+  /** what the report says of the session before its search (its length, the tool's work in it, s) */
+  beforeSearch: { seconds: number; busiest: number } | null;
   named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string;
 }
 
@@ -126,7 +128,7 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
 }
 
 /** Responses of a load answered from `from` to `to`, ms since the epoch. */
@@ -148,7 +150,7 @@ function lostIn(d: DiagnoseRun, control: Load, base: number, from: number, to: n
  * session's STEADY_FROM-th second and from it (each the time-weighted mean of its windows), the
  * detach (from the end of the last window to the tool's end). Fractions; null where not known.
  */
-interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; detachLost: number }
+interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; detachS: number; detachLost: number }
 
 function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgainstLoss | null {
   if (d.searchStartedAt === null || d.trace.length < 2) return null;
@@ -168,6 +170,7 @@ function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgain
   return {
     attachS: (s0 - l0) / 1000, attachLost: lostIn(d, control, base, l0, s0),
     early: mean(acc.early), late: mean(acc.late),
+    detachS: (l0 + d.exitedAt - end) / 1000,
     detachLost: Number.isFinite(d.exitedAt) ? lostIn(d, control, base, end, l0 + d.exitedAt) : NaN,
   };
 }
@@ -230,6 +233,8 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
   const pairedRows: string[][] = [];
   const latencyRows: string[][] = [];
   const costRows: string[][] = [];
+  /** per mode: the search windows' observed and lost, time-weighted (sums, and their seconds) */
+  const costSums = new Map<string, { observed: number; lost: number; s: number }>();
   const pairs: Paired[] = [];
   const tops = new Map<string, ProfileTop[]>();
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
@@ -283,9 +288,16 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
             `${p99(after)} (${p99(cAfter)})`, fmt(d.exitedAt / 1000, 1)]);
           const ca = costAgainstLoss(d, cDuring, before.rps / cBefore.rps);
           const pc = (x: number) => (Number.isFinite(x) ? fmt(x * 100, 1) : '–');
+          if (ca) {
+            const m = costSums.get(mode) ?? { observed: 0, lost: 0, s: 0 };
+            for (const [o, l, sec] of [ca.early, ca.late]) if (sec) { m.observed += o * sec; m.lost += l * sec; m.s += sec; }
+            costSums.set(mode, m);
+          }
+          const pre = d.beforeSearch;
           costRows.push(ca ? [v, mode, String(rep), `${fmt(ca.attachS, 1)} s: ${pc(ca.attachLost)} %`,
-            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${pc(ca.detachLost)} %`]
-            : [v, mode, String(rep), 'no report', '–', '–', '–']);
+            pre ? `${fmt(pre.busiest * 1000, 0)} ms in ${fmt(pre.seconds * 1000, 0)} ms (${pc(pre.busiest / pre.seconds)} %)` : '–',
+            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`]
+            : [v, mode, String(rep), 'no report', '–', '–', '–', '–']);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -332,11 +344,14 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     table(['Node', 'server', 'rep.', 'before', 'attach', 'search', 'detach', 'after', 'the tool ended (s)'], latencyRows),
     '',
     'The observed cost diagnose reported against what the server lost in the same time (a share of its requests, against the control\'s in the same stretch and the two ' +
-    'servers\' ratio before): the attach, from the tool\'s start to its search\'s (no cost window covers it: its length and the loss); the search\'s cost windows ' +
+    'servers\' ratio before): the attach, from the tool\'s start to its search\'s (no cost window covers it: its length and the loss), and what the report says of ' +
+    'the session before its search (`beforeSearch`: the tool\'s work in it, of the main thread, at the calibration\'s high prices, in the session\'s time before the search, which starts after the handshake); the search\'s cost windows ' +
     `(about 0.6 s each, the first left out: its start is not reported) before the session's ${STEADY_FROM}th second and from it, observed / lost, each time-weighted over its windows; ` +
-    'the detach, from the last window\'s end to the tool\'s end (no window):',
+    'the detach, from the last window\'s end to the tool\'s end (no window: its length and the loss):',
     '',
-    table(['Node', 'server', 'rep.', 'attach: length, lost', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: lost'], costRows),
+    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: length, lost'], costRows),
+    '',
+    ...[...costSums].map(([mode, m]) => `- ${mode}: over every run's search windows (${fmt(m.s, 0)} s), observed ${fmt(m.observed / m.s * 100, 2)} %, lost ${fmt(m.lost / m.s * 100, 2)} %`),
     '',
     'What diagnose named (its first four bottlenecks), and whether V8\'s top self-time function of the same load (below) is among them:',
     '',
