@@ -107,6 +107,8 @@ interface DiagnoseRun {
   trace: { t: number; observed: number }[]; searchStartedAt: number | null;
   /** what the report says of the session before its search (its length, the tool's work in it, s) */
   beforeSearch: { seconds: number; busiest: number } | null;
+  /** what the report says of the detach (its length, the main thread's time in it, s) */
+  detach: { seconds: number; main: number } | null;
   named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string;
 }
 
@@ -128,7 +130,7 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, detach: d?.cost?.detach ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
 }
 
 /** Responses of a load answered from `from` to `to`, ms since the epoch. */
@@ -296,8 +298,9 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
           const pre = d.beforeSearch;
           costRows.push(ca ? [v, mode, String(rep), `${fmt(ca.attachS, 1)} s: ${pc(ca.attachLost)} %`,
             pre ? `${fmt(pre.busiest * 1000, 0)} ms in ${fmt(pre.seconds * 1000, 0)} ms (${pc(pre.busiest / pre.seconds)} %)` : '–',
-            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`]
-            : [v, mode, String(rep), 'no report', '–', '–', '–', '–']);
+            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`,
+            d.detach ? `${fmt(d.detach.main * 1000, 0)} ms in ${fmt(d.detach.seconds * 1000, 0)} ms` : '–']
+            : [v, mode, String(rep), 'no report', '–', '–', '–', '–', '–']);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -347,9 +350,9 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     'servers\' ratio before): the attach, from the tool\'s start to its search\'s (no cost window covers it: its length and the loss), and what the report says of ' +
     'the session before its search (`beforeSearch`: the tool\'s work in it, of the main thread, at the calibration\'s high prices, in the session\'s time before the search, which starts after the handshake); the search\'s cost windows ' +
     `(about 0.6 s each, the first left out: its start is not reported) before the session's ${STEADY_FROM}th second and from it, observed / lost, each time-weighted over its windows; ` +
-    'the detach, from the last window\'s end to the tool\'s end (no window: its length and the loss):',
+    'the detach, from the last window\'s end to the tool\'s end (no window: its length and the loss), and what the report says of it (`detach`: the main thread\'s time in it as the tool times it, in the detach\'s own length):',
     '',
-    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: length, lost'], costRows),
+    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: length, lost', 'reported of the detach'], costRows),
     '',
     ...[...costSums].map(([mode, m]) => `- ${mode}: over every run's search windows (${fmt(m.s, 0)} s), observed ${fmt(m.observed / m.s * 100, 2)} %, lost ${fmt(m.lost / m.s * 100, 2)} %`),
     '',

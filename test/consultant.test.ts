@@ -268,6 +268,10 @@ test('with no cost limit, a function whose own code holds the time is refined in
     const pre = a.cost.beforeSearch;
     assert.ok(pre && pre.seconds > 0 && pre.seconds * 1000 <= a.startedAt + a.durationSeconds * 1000 - attaching && pre.busiest > 0 && pre.observed === Math.min(1, pre.busiest / pre.seconds), JSON.stringify(pre));
     assert.match(renderDiagnosis(a), /\nparanode: before the search \(the attach or launch, the sampler's start\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%; no cost window covers it\)\n/);
+    // and the detach after the last window: the runtime switched off, the debugger's disable at least
+    const det = a.cost.detach;
+    assert.ok(det && det.seconds > 0 && det.main > 0 && det.main <= det.seconds && det.observed === det.main / det.seconds, JSON.stringify(det));
+    assert.match(renderDiagnosis(a), /\nparanode: the detach \(after the last window\): it stopped the main thread for \d+ ms in \d+ ms \(\d\S*%\)\n/);
   } finally {
     child.kill();
   }

@@ -46,6 +46,8 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
   // one tool at a time: a second is told who holds the process, and nothing changes
   const busy = holder();
   if (busy) { forgetOwnModules(); return { pid: process.pid, threadId, busy }; }
+  // the runtime counts the tool's work from here (the session's cost before its search is over this time)
+  const startedAt = Date.now();
   const rt = install();
   // what a session uses, loaded now: forgotten from require.cache with the rest of ours below
   sessionModules();
@@ -75,7 +77,7 @@ export function start(config: AgentConfig, waitForRelay = false): { pid: number;
     const tid = new Int32Array(new SharedArrayBuffer(4));
     // without Node's process 'worker' event for it: the program's listeners would be told of our relay
     const worker = withHeldTicks(() => new Worker(path.join(__dirname, 'relay.js'), {
-      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, tid, openedPort: config.openedPort === true },
+      workerData: { socketPath: config.socketPath, token: config.token, mainThreadId: threadId, connected, released, over, tid, openedPort: config.openedPort === true, startedAt },
       // the preload (NODE_OPTIONS) runs in every worker: keep it out of this one, and the
       // program's flags too (--cpu-prof, --heap-prof: a worker writes a profile file of its own)
       env: { ...process.env, [AGENT_ENV]: '', NODE_OPTIONS: '' },

@@ -22,6 +22,8 @@ interface RelayData {
   tid: Int32Array;
   /** the tool opened the inspector port for this attach: close it if the tool vanishes */
   openedPort: boolean;
+  /** when the agent started (ms since the epoch): the runtime counts the tool's work from then */
+  startedAt: number;
 }
 
 const data = workerData as RelayData;
@@ -127,7 +129,7 @@ const sock = net.createConnection(data.socketPath);
 const send = (msg: unknown) => { if (!sock.destroyed) sock.write(JSON.stringify(msg) + '\n'); };
 
 sock.on('connect', () => {
-  send({ hello: data.token, pid: process.pid, relayThreadId: threadId, cwd: process.cwd(), argv: process.argv });
+  send({ hello: data.token, pid: process.pid, relayThreadId: threadId, cwd: process.cwd(), argv: process.argv, startedAt: data.startedAt });
   Atomics.store(data.connected, 0, 1);
   Atomics.notify(data.connected, 0);
 });

@@ -1269,7 +1269,14 @@ export class Runtime {
   }
 
   /** Switch every slot off (the prepared code stays, inert). */
-  deactivate(): void {
+  /** Switch everything off (the session's end): returns the ms it took the thread (the detach's cost, reported by the tool). */
+  deactivate(): number {
+    const t0 = this.now();
+    this.switchOff();
+    return this.now() - t0;
+  }
+
+  private switchOff(): void {
     this.active = false;
     this.gcObserver?.disconnect();
     this.gcObserver = null;

@@ -55,6 +55,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   const s = 'pid' in target ? await Session.attach(target.pid, sopts) : await Session.launch(target.command, [], sopts);
   mm.sessions.push(s);
   const c = new PerformanceConsultant(mm, opts);
+  let made: Diagnosis | undefined;
   try {
     opts.onStart?.(c, s);
     s.startSampling(opts.intervalMs ?? 200);
@@ -83,7 +84,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
       const inlined = c.nodes.filter((m) => m.state === 'true' && m.inlinedInto === key && threadLabel(m.focus) === threadLabel(n.focus)).reduce((a, m) => a + (m.value ?? 0), 0);
       return Math.max(0, c.samplesOf(st, 'leaves', code) / busySamples(st) - inlined);
     };
-    const d = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
+    const d = made = diagnosis(c, s.pid, s.processFocus, explains, selfShare);
     addNextSteps(d.bottlenecks, c.nodes, (t) => s.stackSamples(t), 'pid' in target ? (s.fate ? null : target) : { command: target.command, cwd: opts.cwd });
     if (s.fate) d.targetFate = s.fate;
     const hottest = hottestFunctions(s);
@@ -94,6 +95,9 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   } finally {
     await c.stop().catch(() => undefined);
     await s.detach().catch(() => undefined);
+    // the detach comes after the report's last window: what it cost the main thread, beside it
+    const dc = s.detachCost;
+    if (made && dc && dc.seconds > 0) made.cost.detach = { seconds: dc.seconds, main: dc.main, observed: Math.min(1, dc.main / dc.seconds) };
   }
 }
 

@@ -55,6 +55,12 @@ export interface Diagnosis {
      * work in it (s of the busiest thread, high bound) and that work's share of it; no window covers it
      */
     beforeSearch?: { seconds: number; busiest: number; observed: number };
+    /**
+     * the detach, after the last window (diagnose's own, where it detached): its length, what it
+     * stopped the main thread for (s: the runtime's switching off, LiveEdits undone and the
+     * debugger's commands by their round trips, a high bound) and that time's share of it
+     */
+    detach?: { seconds: number; main: number; observed: number };
   };
   /** when the search's clock started (ms since the epoch): time 0 of cost.trace and phases, to set them beside other records */
   startedAt: number;
@@ -249,6 +255,8 @@ export function renderDiagnosis(d: Diagnosis): string {
   lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
   const pre = d.cost.beforeSearch;
   if (pre) lines.push(`paranode: before the search (the attach or launch, the sampler's start): the tool's work took ${Math.round(pre.busiest * 1000)} ms of the busiest thread in ${Math.round(pre.seconds * 1000)} ms (${pct(pre.observed)}; no cost window covers it)`);
+  const det = d.cost.detach;
+  if (det) lines.push(`paranode: the detach (after the last window): it stopped the main thread for ${Math.round(det.main * 1000)} ms in ${Math.round(det.seconds * 1000)} ms (${pct(det.observed)})`);
   if (d.targetFate) lines.push(`paranode: the target ${d.targetFate}; the diagnosis covers what was sampled until then`);
   if (!d.bottlenecks.length) lines.push('no hypothesis held: no bottleneck found above the thresholds');
   d.bottlenecks.forEach((b, i) => {

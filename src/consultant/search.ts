@@ -346,7 +346,7 @@ export class PerformanceConsultant extends EventEmitter {
     this.costInst = await this.manager.enable('observed_cost');
     // before the search: what the tool's work in the session so far took of the busiest thread, over its time
     // (one-off, before any test: reported, not paid back by a pause in testing)
-    const seconds = this.session.elapsedSeconds;
+    const seconds = this.session.countedSeconds;
     const before = Math.max(0, ...this.costInst.threadTotalsBefore().values());
     if (seconds > 0) this.beforeSearch = { seconds, busiest: before, observed: Math.min(1, before / seconds) };
     // the cost is judged against the time each thread could run (agent/runnable-time.ts)

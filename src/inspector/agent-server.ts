@@ -9,7 +9,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { Cdp, IDLE_NUDGE_MS, Transport } from './cdp';
 
-export interface AgentHello { pid: number; relayThreadId: number; cwd: string; argv: string[] }
+/** startedAt: when the agent started this session (ms since the epoch), from which its runtime counts the tool's work */
+export interface AgentHello { pid: number; relayThreadId: number; cwd: string; argv: string[]; startedAt?: number }
 
 export class AgentConnection {
   constructor(readonly cdp: Cdp, readonly hello: AgentHello) {}

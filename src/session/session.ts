@@ -132,7 +132,7 @@ export class Session extends EventEmitter {
 
   private constructor(readonly pid: number, readonly cwd: string, private readonly cdp: Cdp, private readonly server: AgentServer,
     readonly child: ChildProcess | null, private readonly opts: SessionOptions, private readonly openedPort: boolean,
-    private readonly relayThreadId: number) {
+    private readonly relayThreadId: number, private readonly agentStartedAt?: number) {
     super();
     this.exitPromise = new Promise((r) => (this.resolveExit = r));
     this.series = new SampledSeries(pid, opts);
@@ -173,7 +173,7 @@ export class Session extends EventEmitter {
     }
     try {
       const { child, agent } = await launchTarget(server, command, { prepareOnLoad: true, probes: specs, watch: opts.watchThreads, prices: opts.prices }, opts.stdio ?? 'inherit', opts.cwd);
-      const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId);
+      const s = new Session(agent.hello.pid, agent.hello.cwd, agent.cdp, server, child, opts, false, agent.hello.relayThreadId, agent.hello.startedAt);
       if (opts.watchThreads) s.watching = true;
       for (const p of opts.watchPaths ?? []) s.watchPath(p.k, p.functions);
       if (opts.prices) s.prices = opts.prices;
@@ -194,7 +194,7 @@ export class Session extends EventEmitter {
     const server = await AgentServer.open();
     try {
       const { agent, openedPort, exposureMs } = await attachTarget(server, pid, { prepareOnLoad: true });
-      const s = new Session(pid, agent.hello.cwd, agent.cdp, server, null, opts, openedPort, agent.hello.relayThreadId);
+      const s = new Session(pid, agent.hello.cwd, agent.cdp, server, null, opts, openedPort, agent.hello.relayThreadId, agent.hello.startedAt);
       // anyone on this host could have connected to it meanwhile: say for how long
       if (exposureMs !== undefined) s.notes.push(`the inspector port 127.0.0.1:9229 of process ${pid} was open for ${Math.round(exposureMs)} ms while the agent started`);
       await s.init();
@@ -758,10 +758,18 @@ export class Session extends EventEmitter {
   }
 
   /** Put the target back as it was: slots off, LiveEdited scripts restored, agent gone, no port open. */
+  /**
+   * The detach, once done: its length (s) and what it stopped the main thread for (s: the runtime's
+   * switching off, the LiveEdits undone and the debugger's commands by their round trips, a high bound)
+   */
+  detachCost?: { seconds: number; main: number };
+
   async detach(): Promise<void> {
     if (this.detached || this.exited) return;
     this.stopSampling();
     clearInterval(this.foldTimer);
+    const t0 = performance.now();
+    let mainUs = 0;
     try {
       await this.sample();
       // from now on a new worker does not wait for us, and one announced is let go at once;
@@ -770,7 +778,10 @@ export class Session extends EventEmitter {
       this.detaching = true;
       await this.settled();
       for (const t of [...this.threads.values()].reverse()) {
-        try { await t.restore(); } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
+        try {
+          const us = await t.restore();
+          if (t === this.main) mainUs = us;
+        } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
       }
       // every LiveEdited script has its text back: V8's flags are the process's, so Maglev once for all threads
       if ([...this.threads.values()].some((t) => t.switchedMaglev)) await this.cdp.evaluate(MAGLEV_ON).catch(() => undefined);
@@ -784,6 +795,7 @@ export class Session extends EventEmitter {
       if (!(e instanceof TargetGoneError)) throw e;
     }
     this.detached = true;
+    this.detachCost = { seconds: (performance.now() - t0) / 1000, main: mainUs / 1e6 };
     this.cdp.close();
     this.server.close();
     this.resolveExit();
@@ -803,6 +815,12 @@ export class Session extends EventEmitter {
 
   get usedInspectorPort(): boolean { return this.openedPort; }
   get elapsedSeconds(): number { return (Date.now() - this.startMs) / 1000; }
+  /** seconds since the agent started this session, from which its runtime counts the tool's work (the session's own start where not told) */
+  get countedSeconds(): number {
+    // (the target's clock, which a program may have faked: taken where it is plausible, before the session and within a minute)
+    const a = this.agentStartedAt;
+    return (Date.now() - (a !== undefined && a <= this.startMs && a > this.startMs - 60000 ? a : this.startMs)) / 1000;
+  }
 }
 
 export { CdpError, ParanodeError };
