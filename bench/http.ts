@@ -79,7 +79,8 @@ export async function load(port: number, seconds: number, pid?: number): Promise
   const perSecond: number[] = [];
   const responses = { at: [] as number[], ms: [] as number[] };
   const t0 = performance.now();
-  const startedAt = performance.timeOrigin + t0;
+  // (the wall clock, as the report's startedAt: this process's monotonic one drifts from it over a bench's hour)
+  const startedAt = Date.now();
   const cpu0 = pid === undefined ? 0 : cpuMs(pid);
   const r: any = await new Promise((resolve, reject) => {
     const instance = autocannon({

@@ -81,9 +81,9 @@ test('an expression queued for the event loop and never read is gone at detach: 
   after(() => t.kill());
   await t.waitFor(/ready/);
   const symbols = async () => JSON.parse((await t.request('symbols', /symbols (.*)\n/))[1]) as string[];
+  const before = await symbols();
   const s = await Session.attach(t.pid);
   const cdp = (s as unknown as { cdp: Cdp }).cdp;
-  const before = await symbols();
   // queued where the program's regexp runs below the request (nearly always), and left unread
   let id: string | null = null;
   for (let i = 0; i < 50 && id === null; i++) {
@@ -94,8 +94,9 @@ test('an expression queued for the event loop and never read is gone at detach: 
   // once it ran at the event loop (its promise, awaited as it is, not as its reader takes it)
   const ran = await cdp.send('Runtime.evaluate', { expression: `globalThis[Symbol.for('paranode.deferred')].get(${JSON.stringify(id)}).promise`, awaitPromise: true, returnByValue: true });
   assert.equal(ran.result.value, 2);
-  assert.deepEqual((await symbols()).filter((x) => !before.includes(x)), ['Symbol(paranode.deferred)']);
+  assert.ok((await symbols()).includes('Symbol(paranode.deferred)'));
   await s.detach();
-  assert.deepEqual((await symbols()).filter((x) => !before.includes(x)), []);
+  // (what a session leaves for the next: its dormant runtime and agent; see soak.test)
+  assert.deepEqual((await symbols()).filter((x) => !before.includes(x)).sort(), ['Symbol(paranode.agent)', 'Symbol(paranode.runtime)']);
   assert.equal((await t.request('10', /done (\d+)/))[1], String(9 * 10));
 });

@@ -1268,8 +1268,7 @@ export class Runtime {
     return this.C[i] + this.F[i];
   }
 
-  /** Switch every slot off (the prepared code stays, inert). */
-  /** Switch everything off (the session's end): returns the ms it took the thread (the detach's cost, reported by the tool). */
+  /** Switch every slot off (the prepared code stays, inert): returns the ms it took the thread (the detach's cost, reported by the tool). */
   deactivate(): number {
     const t0 = this.now();
     this.switchOff();

@@ -757,13 +757,13 @@ export class Session extends EventEmitter {
     }
   }
 
-  /** Put the target back as it was: slots off, LiveEdited scripts restored, agent gone, no port open. */
   /**
    * The detach, once done: its length (s) and what it stopped the main thread for (s: the runtime's
    * switching off, the LiveEdits undone and the debugger's commands by their round trips, a high bound)
    */
   detachCost?: { seconds: number; main: number };
 
+  /** Put the target back as it was: slots off, LiveEdited scripts restored, agent gone, no port open. */
   async detach(): Promise<void> {
     if (this.detached || this.exited) return;
     this.stopSampling();

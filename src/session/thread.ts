@@ -602,11 +602,11 @@ export class TargetThread {
   /** Whether this thread's LiveEdits switched Maglev off (the session turns it on again once every thread is restored). */
   get switchedMaglev(): boolean { return this.liveEdits.switchedMaglev; }
 
-  /** Slots off, load hook out, LiveEdited scripts back to their original text. */
   /**
-   * Everything of the session out of this thread. Returns the µs it stopped the thread, as
-   * the observed cost counts such work: the runtime's own time switching off, the LiveEdits'
-   * and the debugger's commands by their round trips (a high bound).
+   * Slots off, load hook out, LiveEdited scripts back to their original text. Returns the µs it
+   * stopped the thread, as the observed cost counts such work: the runtime's own time switching
+   * off, the LiveEdits (their round trips, a quiet-point hold as the tool saw it) and the
+   * debugger's commands by their round trips: a high bound.
    */
   async restore(): Promise<number> {
     const rtt = async (work: () => Promise<unknown>) => { const t0 = performance.now(); await work(); return (performance.now() - t0) * 1000; };

@@ -57,9 +57,11 @@ export class ThreadLiveEdits {
   }
 
   /**
-   * Microseconds this thread was stopped by LiveEdits and the deoptimization before them,
-   * charged to the observed cost (the runtime's tool class): round trips of the commands, a
-   * high bound (they include the wait for the thread to take them).
+   * Microseconds this thread was stopped by LiveEdits and the deoptimization before them, as
+   * the tool saw them: round trips of the commands, a high bound (they include the wait for the
+   * thread to take them), charged to the observed cost (the runtime's tool class), and a
+   * quiet-point hold from its asking to its release (the runtime charges that one itself while
+   * the session is on; the detach's figure, after it is off, counts it from here).
    */
   chargedUs = 0;
 
@@ -213,6 +215,7 @@ export class ThreadLiveEdits {
         continue;
       }
       // the hold's whole time is charged to the tool by the runtime
+      const held = performance.now();
       await this.cdp.evaluateNow(`${R}.holdQuiet(${this.limits.maxPauseMs + 1000})`);
       try {
         // asked from inside the hold, the runtime says so: the thread waits there, the program's functions off the stack
@@ -223,6 +226,7 @@ export class ThreadLiveEdits {
         status = await set();
       } finally {
         await this.cdp.evaluateNow(`${R}.releaseQuiet()`).catch(() => undefined);
+        this.chargedUs += Math.round((performance.now() - held) * 1000);
       }
       // still active between callbacks (a generator of it running, a program that never
       // returns to its event loop): not again at once
