@@ -159,14 +159,7 @@ export class MetricInstance {
    */
   threadTotals(opts: { ongoing?: boolean } = {}): Map<string, number> {
     const cost = this.metric.base.type === 'thread' && this.metric.base.source === 'cost';
-    const out = new Map<string, number>();
-    for (const ps of this.perSession) {
-      for (const t of ps.threads ?? ps.session.threadIds) {
-        const k = `${ps.session.pid}/${t}`;
-        out.set(k, (out.get(k) ?? 0) + (cost ? this.readCost(ps, t, 1, opts.ongoing) : this.read(ps, t)).v);
-      }
-    }
-    return out;
+    return this.perThread((ps, t) => (cost ? this.readCost(ps, t, 1, opts.ongoing) : this.read(ps, t)).v);
   }
 
   /**
@@ -174,15 +167,19 @@ export class MetricInstance {
    * "<pid>/<thread>", high bound: the tool's work in the session before it (its attach)
    */
   threadTotalsBefore(): Map<string, number> {
-    const out = new Map<string, number>();
     const cal = this.calibration;
-    if (!cal) return out;
+    if (!cal) return new Map();
+    return this.perThread((ps, t) => ps.session.sampledNames(COST_SERIES)
+      .reduce((v, n) => v + (ps.base.get(`${t}\0${n}`) ?? 0) * classCost(cal, n.slice(COST_SERIES.length))[1] / 1e9, 0));
+  }
+
+  /** A value per thread the instance covers, summed over its sessions, keyed "<pid>/<thread>". */
+  private perThread(read: (ps: PerSession, thread: string) => number): Map<string, number> {
+    const out = new Map<string, number>();
     for (const ps of this.perSession) {
       for (const t of ps.threads ?? ps.session.threadIds) {
-        let v = 0;
-        for (const n of ps.session.sampledNames(COST_SERIES)) v += (ps.base.get(`${t}\0${n}`) ?? 0) * classCost(cal, n.slice(COST_SERIES.length))[1] / 1e9;
         const k = `${ps.session.pid}/${t}`;
-        out.set(k, (out.get(k) ?? 0) + v);
+        out.set(k, (out.get(k) ?? 0) + read(ps, t));
       }
     }
     return out;
