@@ -108,6 +108,8 @@ interface DiagnoseRun {
   trace: { t: number; observed: number }[]; searchStartedAt: number | null;
   /** what the report says of the session before its search (its length, the tool's work in it, s) */
   beforeSearch: { seconds: number; busiest: number } | null;
+  /** what the report says of the search's end after its last window (its length, the tool's work in it, s) */
+  afterSearch: { seconds: number; busiest: number } | null;
   /** what the report says of the detach (its length, the main thread's time in it, s) */
   detach: { seconds: number; main: number } | null;
   named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string;
@@ -131,7 +133,7 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, detach: d?.cost?.detach ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, afterSearch: d?.cost?.afterSearch ?? null, detach: d?.cost?.detach ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
 }
 
 /** Responses of a load answered from `from` to `to`, ms since the epoch. */
@@ -151,9 +153,10 @@ function lostIn(d: DiagnoseRun, control: Load, base: number, from: number, to: n
  * The observed cost diagnose reported against what the server lost in the same windows: the
  * attach (from the tool's start to its search's, no window), the search's windows before the
  * session's STEADY_FROM-th second and from it (each the time-weighted mean of its windows), the
- * detach (from the end of the last window to the tool's end). Fractions; null where not known.
+ * search's end (from the end of the last window, as long as the report says), the detach (from
+ * there to the tool's end). Fractions; null where not known.
  */
-interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; detachS: number; detachLost: number }
+interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; endS: number; endLost: number; detachS: number; detachLost: number }
 
 function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgainstLoss | null {
   if (d.searchStartedAt === null || d.trace.length < 2) return null;
@@ -169,10 +172,12 @@ function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgain
     a[0] += d.trace[i].observed * dt; a[1] += lost * dt; a[2] += dt;
   }
   const mean = (a: number[]): [number, number, number] => (a[2] ? [a[0] / a[2], a[1] / a[2], a[2] / 1000] : [NaN, NaN, 0]);
-  const end = s0 + d.trace[d.trace.length - 1].t * 1000;
+  const last = s0 + d.trace[d.trace.length - 1].t * 1000;
+  const end = last + (d.afterSearch?.seconds ?? 0) * 1000;
   return {
     attachS: (s0 - l0) / 1000, attachLost: lostIn(d, control, base, l0, s0),
     early: mean(acc.early), late: mean(acc.late),
+    endS: (end - last) / 1000, endLost: d.afterSearch ? lostIn(d, control, base, last, end) : NaN,
     detachS: (l0 + d.exitedAt - end) / 1000,
     detachLost: Number.isFinite(d.exitedAt) ? lostIn(d, control, base, end, l0 + d.exitedAt) : NaN,
   };
@@ -299,9 +304,11 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
           const pre = d.beforeSearch;
           costRows.push(ca ? [v, mode, String(rep), `${fmt(ca.attachS, 1)} s: ${pc(ca.attachLost)} %`,
             pre ? `${fmt(pre.busiest * 1000, 0)} ms in ${fmt(pre.seconds * 1000, 0)} ms (${pc(pre.busiest / pre.seconds)} %)` : '–',
-            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`,
+            `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.endS, 1)} s: ${pc(ca.endLost)} %`,
+            d.afterSearch ? `${fmt(d.afterSearch.busiest * 1000, 0)} ms in ${fmt(d.afterSearch.seconds * 1000, 0)} ms (${pc(d.afterSearch.busiest / d.afterSearch.seconds)} %)` : '–',
+            `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`,
             d.detach ? `${fmt(d.detach.main * 1000, 0)} ms in ${fmt(d.detach.seconds * 1000, 0)} ms` : '–']
-            : [v, mode, String(rep), 'no report', '–', '–', '–', '–', '–']);
+            : [v, mode, String(rep), 'no report', '–', '–', '–', '–', '–', '–', '–']);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -351,9 +358,11 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     'servers\' ratio before): the attach, from the tool\'s start to its search\'s (no cost window covers it: its length and the loss), and what the report says of ' +
     'the session before its search (`beforeSearch`: the tool\'s work in it, of the main thread, at the calibration\'s high prices, in the session\'s time before the search, which starts after the handshake); the search\'s cost windows ' +
     `(about 0.6 s each, the first left out: its start is not reported) before the session's ${STEADY_FROM}th second and from it, observed / lost, each time-weighted over its windows; ` +
-    'the detach, from the last window\'s end to the tool\'s end (no window: its length and the loss), and what the report says of it (`detach`: the main thread\'s time in it as the tool times it, in the detach\'s own length):',
+    'the search\'s end, from the last window\'s end for as long as the report says (its tests\' last running and their taking out: its length and the loss), and what the report says of it ' +
+    '(`afterSearch`: the tool\'s work in it, of the busiest thread, at the high prices); the detach, from there to the tool\'s end (the report\'s making, the detach and the tool\'s exit: its length and the loss), ' +
+    'and what the report says of it (`detach`: the main thread\'s time in it as the tool times it, in the detach\'s own length):',
     '',
-    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'detach: length, lost', 'reported of the detach'], costRows),
+    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'search\'s end: length, lost', 'reported of it', 'detach: length, lost', 'reported of the detach'], costRows),
     '',
     ...[...costSums].map(([mode, m]) => `- ${mode}: over every run's search windows (${fmt(m.s, 0)} s), observed ${fmt(m.observed / m.s * 100, 2)} %, lost ${fmt(m.lost / m.s * 100, 2)} %`),
     '',

@@ -268,6 +268,12 @@ test('with no cost limit, a function whose own code holds the time is refined in
     const pre = a.cost.beforeSearch;
     assert.ok(pre && pre.seconds > 0 && pre.seconds * 1000 <= a.startedAt + a.durationSeconds * 1000 - attaching && pre.busiest > 0 && pre.observed === Math.min(1, pre.busiest / pre.seconds), JSON.stringify(pre));
     assert.match(renderDiagnosis(a), /\nparanode: before the search \(the attach or launch, the sampler's start\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%; no cost window covers it\)\n/);
+    // the search's end after its last window, which no window covers either: the last sample's reading at least,
+    // ending by the report's time
+    const post = a.cost.afterSearch;
+    assert.ok(post && post.seconds > 0 && post.busiest > 0 && post.observed === Math.min(1, post.busiest / post.seconds) &&
+      (a.cost.trace.at(-1)?.t ?? 0) + post.seconds <= a.durationSeconds, JSON.stringify({ post, trace: a.cost.trace.at(-1), duration: a.durationSeconds }));
+    assert.match(renderDiagnosis(a), /\nparanode: the search's end \(after the last window: its tests taken out\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%\)\n/);
     // and the detach after the last window: the runtime switched off, the debugger's disable at least
     const det = a.cost.detach;
     assert.ok(det && det.seconds > 0 && det.main > 0 && det.main <= det.seconds && det.observed === det.main / det.seconds, JSON.stringify(det));

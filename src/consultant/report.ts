@@ -56,6 +56,12 @@ export interface Diagnosis {
      */
     beforeSearch?: { seconds: number; busiest: number; observed: number };
     /**
+     * the search's end, from the last window to the search's stop (its tests' last running and
+     * their taking out): its length, the tool's work in it (s of the busiest thread, high bound)
+     * and that work's share of it; no window covers it
+     */
+    afterSearch?: { seconds: number; busiest: number; observed: number };
+    /**
      * the detach, after the last window (diagnose's own, where it detached): its length, what it
      * stopped the main thread for (s: the runtime's switching off, LiveEdits undone and the
      * debugger's commands by their round trips, a high bound) and that time's share of it
@@ -220,6 +226,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
       predictionFactor: c.factor,
       trace: [...trace],
       ...(c.beforeSearch ? { beforeSearch: { ...c.beforeSearch } } : {}),
+      ...(c.afterSearch ? { afterSearch: { ...c.afterSearch } } : {}),
     },
     phases,
     startedAt: c.startedAt,
@@ -255,6 +262,8 @@ export function renderDiagnosis(d: Diagnosis): string {
   lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
   const pre = d.cost.beforeSearch;
   if (pre) lines.push(`paranode: before the search (the attach or launch, the sampler's start): the tool's work took ${Math.round(pre.busiest * 1000)} ms of the busiest thread in ${Math.round(pre.seconds * 1000)} ms (${pct(pre.observed)}; no cost window covers it)`);
+  const post = d.cost.afterSearch;
+  if (post) lines.push(`paranode: the search's end (after the last window: its tests taken out): the tool's work took ${Math.round(post.busiest * 1000)} ms of the busiest thread in ${Math.round(post.seconds * 1000)} ms (${pct(post.observed)})`);
   const det = d.cost.detach;
   if (det) lines.push(`paranode: the detach (after the last window): it stopped the main thread for ${Math.round(det.main * 1000)} ms in ${Math.round(det.seconds * 1000)} ms (${pct(det.observed)})`);
   if (d.targetFate) lines.push(`paranode: the target ${d.targetFate}; the diagnosis covers what was sampled until then`);

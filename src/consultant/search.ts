@@ -297,6 +297,8 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** the session's time before the search, the tool's work in it (s of the busiest thread) and its share */
   beforeSearch?: { seconds: number; busiest: number; observed: number };
+  /** from the last window to the end of the search (its tests taken out): its length, the tool's work in it (s, busiest thread), its share */
+  afterSearch?: { seconds: number; busiest: number; observed: number };
   /** observed cost per window (fraction, the busiest thread), for the report */
   readonly costTrace: { t: number; observed: number; predicted: number; tests: number }[] = [];
   private costInst?: MetricInstance;
@@ -387,8 +389,25 @@ export class PerformanceConsultant extends EventEmitter {
       if (!a.permanent) this.conclude(a, true);
       await this.end(a).catch(() => undefined);
     }
+    await this.observeEnd();
     if (this.costInst) await this.manager.disable(this.costInst).catch(() => undefined);
     if (this.waitInst) await this.manager.disable(this.waitInst).catch(() => undefined);
+  }
+
+  /**
+   * The stretch no window covers at the search's end: the tests' last running and their
+   * taking out (slot switches, LiveEdits undone, the deoptimizations they cause are charged
+   * by the runtime as they happen). One more sample reads what the runtime charged.
+   */
+  private async observeEnd(): Promise<void> {
+    const prev = this.costStart;
+    if (!this.costInst || !prev) return;
+    await this.session.sample().catch(() => undefined);
+    const seconds = this.now() - prev.t;
+    if (seconds <= 0) return;
+    let busiest = 0;
+    for (const [k, v] of this.costInst.threadTotals()) busiest = Math.max(busiest, v - (prev.totals.get(k) ?? 0));
+    this.afterSearch = { seconds, busiest, observed: Math.min(1, busiest / seconds) };
   }
 
   private add(parent: SearchNode | null, h: Hypothesis, focus: string, source?: string): SearchNode {
