@@ -110,9 +110,9 @@ interface DiagnoseRun {
   beforeSearch: { seconds: number; busiest: number } | null;
   /** what the report says of the search's end after its last window (its length, the tool's work in it, s) */
   afterSearch: { seconds: number; busiest: number } | null;
-  /** what the report says of the detach (its length, the main thread's time in it, s) */
-  detach: { seconds: number; main: number } | null;
-  named: string[]; hottest: string[]; complete: number | null; exitCode: number | null; out: string;
+  /** what the report says of the detach (its start, s after the search's; its length, the main thread's time in it, s) */
+  detach: { at: number; seconds: number; main: number } | null;
+  named: string[]; hottest: string[]; exitCode: number | null; out: string;
 }
 
 /** `paranode diagnose` attached for `seconds`, under load the whole time. */
@@ -133,7 +133,7 @@ async function diagnoseUnderLoad(pid: number, port: number, seconds: number, jso
   try { d = JSON.parse(fs.readFileSync(json, 'utf8')); } catch { /* stated below */ }
   const named = (d?.bottlenecks ?? []).map((b: any) => `${b.hypothesis} ${b.focus}${b.source ? ` (${b.source})` : ''}`);
   const hottest = (d?.hottest ?? []).filter((h: any) => h.thread === 'main').map((h: any) => `${h.function} ${fmt(h.self * 100, 0)} %`);
-  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, afterSearch: d?.cost?.afterSearch ?? null, detach: d?.cost?.detach ?? null, named, hottest, complete: d?.completeAfter ?? null, exitCode, out, toolCpuMs };
+  return { load: l, exitedAt, observedAvg: d?.cost?.observed?.avg ?? null, observedMax: d?.cost?.observed?.max ?? null, trace: d?.cost?.trace ?? [], searchStartedAt: d?.startedAt ?? null, beforeSearch: d?.cost?.beforeSearch ?? null, afterSearch: d?.cost?.afterSearch ?? null, detach: d?.cost?.detach ?? null, named, hottest, exitCode, out, toolCpuMs };
 }
 
 /** Responses of a load answered from `from` to `to`, ms since the epoch. */
@@ -153,10 +153,14 @@ function lostIn(d: DiagnoseRun, control: Load, base: number, from: number, to: n
  * The observed cost diagnose reported against what the server lost in the same windows: the
  * attach (from the tool's start to its search's, no window), the search's windows before the
  * session's STEADY_FROM-th second and from it (each the time-weighted mean of its windows), the
- * search's end (from the end of the last window, as long as the report says), the detach (from
- * there to the tool's end). Fractions; null where not known.
+ * search's end (from the end of the last window, as long as the report says), the report's making
+ * (from there to the detach), the detach (as long as the report says) and the tool's exit (from
+ * there to its end). Seconds and fractions; null where not known.
  */
-interface CostAgainstLoss { attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number]; endS: number; endLost: number; detachS: number; detachLost: number }
+interface CostAgainstLoss {
+  attachS: number; attachLost: number; early: [number, number, number]; late: [number, number, number];
+  endS: number; endLost: number; reportS: number; reportLost: number; detachS: number; detachLost: number; exitS: number; exitLost: number;
+}
 
 function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgainstLoss | null {
   if (d.searchStartedAt === null || d.trace.length < 2) return null;
@@ -178,9 +182,14 @@ function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgain
     attachS: (s0 - l0) / 1000, attachLost: lostIn(d, control, base, l0, s0),
     early: mean(acc.early), late: mean(acc.late),
     endS: (end - last) / 1000, endLost: d.afterSearch ? lostIn(d, control, base, last, end) : NaN,
-    detachS: (l0 + d.exitedAt - end) / 1000,
-    detachLost: Number.isFinite(d.exitedAt) ? lostIn(d, control, base, end, l0 + d.exitedAt) : NaN,
+    ...stretch('report', end, d.detach ? s0 + d.detach.at * 1000 : NaN),
+    ...stretch('detach', d.detach ? s0 + d.detach.at * 1000 : NaN, d.detach ? s0 + (d.detach.at + d.detach.seconds) * 1000 : NaN),
+    ...stretch('exit', d.detach ? s0 + (d.detach.at + d.detach.seconds) * 1000 : NaN, l0 + d.exitedAt),
   };
+  function stretch<K extends string>(k: K, from: number, to: number): Record<`${K}S` | `${K}Lost`, number> {
+    const ok = Number.isFinite(from) && Number.isFinite(to);
+    return { [`${k}S`]: ok ? (to - from) / 1000 : NaN, [`${k}Lost`]: ok ? lostIn(d, control, base, from, to) : NaN } as Record<`${K}S` | `${K}Lost`, number>;
+  }
 }
 
 export interface ProfileTop { name: string; share: number }
@@ -306,9 +315,9 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
             pre ? `${fmt(pre.busiest * 1000, 0)} ms in ${fmt(pre.seconds * 1000, 0)} ms (${pc(pre.busiest / pre.seconds)} %)` : '–',
             `${pc(ca.early[0])} % / ${pc(ca.early[1])} % (${fmt(ca.early[2], 1)} s)`, `${pc(ca.late[0])} % / ${pc(ca.late[1])} % (${fmt(ca.late[2], 1)} s)`, `${fmt(ca.endS, 1)} s: ${pc(ca.endLost)} %`,
             d.afterSearch ? `${fmt(d.afterSearch.busiest * 1000, 0)} ms in ${fmt(d.afterSearch.seconds * 1000, 0)} ms (${pc(d.afterSearch.busiest / d.afterSearch.seconds)} %)` : '–',
-            `${fmt(ca.detachS, 1)} s: ${pc(ca.detachLost)} %`,
-            d.detach ? `${fmt(d.detach.main * 1000, 0)} ms in ${fmt(d.detach.seconds * 1000, 0)} ms` : '–']
-            : [v, mode, String(rep), 'no report', '–', '–', '–', '–', '–', '–', '–']);
+            ...[[ca.reportS, ca.reportLost], [ca.detachS, ca.detachLost]].map(([sec, lost]) => `${fmt(sec * 1000, 0)} ms: ${pc(lost)} %`),
+            d.detach ? `${fmt(d.detach.main * 1000, 0)} ms in ${fmt(d.detach.seconds * 1000, 0)} ms` : '–', `${fmt(ca.exitS * 1000, 0)} ms: ${pc(ca.exitLost)} %`]
+            : [v, mode, String(rep), 'no report', ...Array<string>(10).fill('–')]);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
             `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
@@ -359,10 +368,10 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
     'the session before its search (`beforeSearch`: the tool\'s work in it, of the main thread, at the calibration\'s high prices, in the session\'s time before the search, which starts after the handshake); the search\'s cost windows ' +
     `(about 0.6 s each, the first left out: its start is not reported) before the session's ${STEADY_FROM}th second and from it, observed / lost, each time-weighted over its windows; ` +
     'the search\'s end, from the last window\'s end for as long as the report says (its tests\' last running and their taking out: its length and the loss), and what the report says of it ' +
-    '(`afterSearch`: the tool\'s work in it, of the busiest thread, at the high prices); the detach, from there to the tool\'s end (the report\'s making, the detach and the tool\'s exit: its length and the loss), ' +
-    'and what the report says of it (`detach`: the main thread\'s time in it as the tool times it, in the detach\'s own length):',
+    '(`afterSearch`: the tool\'s work in it, of the busiest thread, at the high prices); then, each by its length and the loss, the report\'s making (to the detach\'s start), ' +
+    'the detach, with what the report says of it (`detach`: the main thread\'s time in it as the tool times it, in the detach\'s own length), and the tool\'s exit (from the detach\'s end to the tool\'s):',
     '',
-    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'search\'s end: length, lost', 'reported of it', 'detach: length, lost', 'reported of the detach'], costRows),
+    table(['Node', 'server', 'rep.', 'attach: length, lost', 'reported before the search', `search to the ${STEADY_FROM}th s: observed / lost`, `from the ${STEADY_FROM}th s: observed / lost`, 'search\'s end: length, lost', 'reported of it', 'report: length, lost', 'detach: length, lost', 'reported of the detach', 'exit: length, lost'], costRows),
     '',
     ...[...costSums].map(([mode, m]) => `- ${mode}: over every run's search windows (${fmt(m.s, 0)} s), observed ${fmt(m.observed / m.s * 100, 2)} %, lost ${fmt(m.lost / m.s * 100, 2)} %`),
     '',

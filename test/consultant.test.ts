@@ -277,6 +277,8 @@ test('with no cost limit, a function whose own code holds the time is refined in
     // and the detach after the last window: the runtime switched off, the debugger's disable at least
     const det = a.cost.detach;
     assert.ok(det && det.seconds > 0 && det.main > 0 && det.main <= det.seconds && det.observed === det.main / det.seconds, JSON.stringify(det));
+    // after the search's end, which the report's time is taken after
+    assert.ok(det.at >= (a.cost.trace.at(-1)?.t ?? 0) + post.seconds && det.at >= a.durationSeconds - 1e-3, JSON.stringify({ det, post, duration: a.durationSeconds }));
     assert.match(renderDiagnosis(a), /\nparanode: the detach \(after the last window\): it stopped the main thread for \d+ ms in \d+ ms \(\d\S*%\)\n/);
   } finally {
     child.kill();

@@ -97,7 +97,7 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
     await s.detach().catch(() => undefined);
     // the detach comes after the report's last window: what it cost the main thread, beside it
     const dc = s.detachCost;
-    if (made && dc && dc.seconds > 0) made.cost.detach = { seconds: dc.seconds, main: dc.main, observed: Math.min(1, dc.main / dc.seconds) };
+    if (made && dc && dc.seconds > 0) made.cost.detach = { at: (dc.startedAt - c.startedAt) / 1000, seconds: dc.seconds, main: dc.main, observed: Math.min(1, dc.main / dc.seconds) };
   }
 }
 

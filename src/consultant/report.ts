@@ -62,11 +62,11 @@ export interface Diagnosis {
      */
     afterSearch?: { seconds: number; busiest: number; observed: number };
     /**
-     * the detach, after the last window (diagnose's own, where it detached): its length, what it
+     * the detach, after the last window (diagnose's own, where it detached): its start (s since startedAt), its length, what it
      * stopped the main thread for (s: the runtime's switching off, LiveEdits undone and the
      * debugger's commands by their round trips, a high bound) and that time's share of it
      */
-    detach?: { seconds: number; main: number; observed: number };
+    detach?: { at: number; seconds: number; main: number; observed: number };
   };
   /** when the search's clock started (ms since the epoch): time 0 of cost.trace and phases, to set them beside other records */
   startedAt: number;

@@ -758,17 +758,17 @@ export class Session extends EventEmitter {
   }
 
   /**
-   * The detach, once done: its length (s) and what it stopped the main thread for (s: the runtime's
-   * switching off, the LiveEdits undone and the debugger's commands by their round trips, a high bound)
+   * The detach, once done: its start (ms since the epoch), its length (s) and what it stopped the main thread
+   * for (s: the runtime's switching off, the LiveEdits undone and the debugger's commands by their round trips, a high bound)
    */
-  detachCost?: { seconds: number; main: number };
+  detachCost?: { startedAt: number; seconds: number; main: number };
 
   /** Put the target back as it was: slots off, LiveEdited scripts restored, agent gone, no port open. */
   async detach(): Promise<void> {
     if (this.detached || this.exited) return;
     this.stopSampling();
     clearInterval(this.foldTimer);
-    const t0 = performance.now();
+    const t0 = performance.now(), startedAt = Date.now();
     let mainUs = 0;
     try {
       await this.sample();
@@ -795,7 +795,7 @@ export class Session extends EventEmitter {
       if (!(e instanceof TargetGoneError)) throw e;
     }
     this.detached = true;
-    this.detachCost = { seconds: (performance.now() - t0) / 1000, main: mainUs / 1e6 };
+    this.detachCost = { startedAt, seconds: (performance.now() - t0) / 1000, main: mainUs / 1e6 };
     this.cdp.close();
     this.server.close();
     this.resolveExit();
