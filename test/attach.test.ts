@@ -365,6 +365,11 @@ test('attach lists the program\'s functions from its files where they hold the t
     assert.deepEqual(fetched, ['edited.js'], 'V8\'s text fetched only where the file is not what V8 compiled');
     // the listing that places probes reads V8's own text: the same functions
     assert.deepEqual(mine(await s.resources('/Code/**')), names);
+    // several globs in one listing: each function any of them matches, once
+    const globs = ['/Code/**/same.js/alpha', '/Code/**/bom.js/*', '/Code/**/same.js/*'];
+    const each = (await Promise.all(globs.map(async (g) => mine(await s.resources(g))))).flat();
+    assert.deepEqual(mine(await s.resources(globs)), [...new Set(each)].sort());
+    assert.deepEqual(mine(await s.resources(globs)), ['bom.js/gamma', 'same.js/alpha', 'same.js/exports.beta']);
   } finally {
     await s.detach();
   }

@@ -14,17 +14,17 @@ import { Cdp, CdpError, IDLE_NUDGE_MS, TargetGoneError } from '../inspector/cdp'
 import { attachTarget, launchTarget } from '../inspector/process-control';
 import { processAlive } from '../inspector/pid-check';
 import { WorkerTransport } from '../inspector/worker-transport';
-import { codeGlobToRegex, parseProbe, ProbeRequest } from '../instrument/probe';
+import { parseProbe, ProbeRequest } from '../instrument/probe';
 import { Interrupted, ParanodeError } from './errors';
 import type { Prepared } from './mechanisms/mechanism';
 import { MAGLEV_ON } from './mechanisms/liveedit';
-import { builtinModuleMatch, toSpec } from './probe-spec';
+import { toSpec } from './probe-spec';
 import { MetricValue, pathSeries, SampledSeries, StackSamples } from './series';
 import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile';
 import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
 import { DEFAULT_SAMPLING_BUDGET } from '../agent/cpu-sampler';
-import { inThread, TargetThread, ThreadLimits } from './thread';
+import { globsMatcher, inThread, TargetThread, ThreadLimits } from './thread';
 
 /** maxPauseMs, activeWaitMs, quietPoint, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
@@ -350,20 +350,22 @@ export class Session extends EventEmitter {
     return [...this.threads.values()].map((t) => t.label);
   }
 
-  /** Code resources (functions) matching a glob such as /Code/lib/*.js/*, in every thread. */
-  async resources(glob = '/Code/**'): Promise<Resource[]> {
-    const re = new RegExp(codeGlobToRegex(glob));
+  /** Code resources (functions) matching a glob such as /Code/lib/*.js/* (or any of several), in every thread. */
+  async resources(glob: string | readonly string[] = '/Code/**'): Promise<Resource[]> {
+    // several globs: each thread's scripts listed once for all (a round trip each into the target's thread)
+    const globs = typeof glob === 'string' ? [glob] : glob;
+    const matches = globsMatcher(globs);
     const out: Resource[] = [];
     for (const t of [...this.threads.values()]) {
       // a worker that has just ended has no resources any more
-      const prepared = await this.inThread(t, () => t.runtimeScripts(glob, builtinModuleMatch(glob)));
+      const prepared = await this.inThread(t, () => t.runtimeScripts(globs));
       if (!prepared) continue;
       const add = (scriptModule: string, f: FunctionInfo, how: Resource['prepared']) => {
         const module = f.module ?? scriptModule;
-        if (re.test(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
+        if (matches(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
       };
       for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);
-      for (const { script, functions } of await this.inThread(t, () => t.unprepared(glob)) ?? []) {
+      for (const { script, functions } of await this.inThread(t, () => t.unprepared(globs)) ?? []) {
         const how = functions.length ? await this.inThread(t, () => t.unpreparedHow(script)) ?? 'no' : 'no';
         for (const f of functions) add(script.module, f, how);
       }

@@ -22,6 +22,7 @@ import { ThreadBreakpoints } from './mechanisms/breakpoints';
 import { LiveEditRefused, ThreadLiveEdits } from './mechanisms/liveedit';
 import type { PlacedCounts } from './mechanisms/mechanism';
 import { R } from './target-runtime';
+import { builtinModuleMatch } from './probe-spec';
 import { Interrupted } from './errors';
 
 import type { PathFunction, PathRecord } from '../agent/call-paths';
@@ -220,16 +221,17 @@ export class TargetThread {
   }
 
   /** Prepared scripts with their functions matching a glob (all: '/Code/**'); built-ins if the glob names them. */
-  async runtimeScripts(glob = '/Code/**', builtins?: string): Promise<RuntimeScript[]> {
-    if (builtins && !this.builtinsMade.has(builtins)) {
+  async runtimeScripts(globs: readonly string[] = ['/Code/**']): Promise<RuntimeScript[]> {
+    for (const builtins of new Set(globs.map(builtinModuleMatch))) {
+      if (!builtins || this.builtinsMade.has(builtins)) continue;
       await this.cdp.evaluate(`${R}.builtins(${JSON.stringify(builtins)})`);
       // a pattern with a wildcard may match modules loaded later: asked again each time
       if (namesWholeModules(builtins)) this.builtinsMade.add(builtins);
     }
-    const re = new RegExp(codeGlobToRegex(glob));
+    const matches = globsMatcher(globs);
     const out: RuntimeScript[] = [];
-    for (const s of await this.registered(moduleMatcher(glob, true))) {
-      const functions = s.functions.filter((f) => re.test(`${f.module ?? s.module}/${f.name}`));
+    for (const s of await this.registered(modulesMatcher(globs, true))) {
+      const functions = s.functions.filter((f) => matches(`${f.module ?? s.module}/${f.name}`));
       if (functions.length) out.push({ ...s, functions });
     }
     return out;
@@ -336,10 +338,10 @@ export class TargetThread {
     return new Set(JSON.parse(await this.cdp.evaluateNow<string>(`${R}.scriptFiles()`)) as string[]);
   }
 
-  /** Scripts loaded before the agent and not prepared yet whose module may match a glob, analysed. */
-  async unprepared(glob: string): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
+  /** Scripts loaded before the agent and not prepared yet whose module may match one of the globs, analysed. */
+  async unprepared(globs: readonly string[]): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
-    const matches = moduleMatcher(glob);
+    const matches = modulesMatcher(globs);
     for (const script of await this.unpreparedScripts()) {
       if (!this.mayHave(matches, script) || !await this.mayHaveInline(matches, script)) continue;
       const analysis = await this.analysisOf(script);
@@ -472,7 +474,7 @@ export class TargetThread {
     const re = new RegExp(spec.match);
     let matched = false;
     const applied: AppliedEdit[] = [];
-    const todo = (await this.unprepared(resource)).filter(({ script, functions }) => functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`)));
+    const todo = (await this.unprepared([resource])).filter(({ script, functions }) => functions.some((f) => re.test(`${f.module ?? script.module}/${f.name}`)));
     for (const [k, { script }] of todo.entries()) {
       matched = true;
       if (this.signal?.aborted) {
@@ -626,6 +628,19 @@ export class TargetThread {
  * analysing or fetching them; one of Node's own modules matches no script of the
  * program, but the runtime's `registered` scripts hold the built-ins it wrapped.
  */
+/** Whether a "<module>/<function>" path matches one of the globs (/Code/...). */
+export function globsMatcher(globs: readonly string[]): (path: string) => boolean {
+  const res = globs.map((g) => new RegExp(codeGlobToRegex(g)));
+  return (path) => res.some((re) => re.test(path));
+}
+
+/** moduleMatcher's for any of the globs (null: every module). */
+function modulesMatcher(globs: readonly string[], registered = false): ((module: string) => boolean) | null {
+  const each = globs.map((g) => moduleMatcher(g, registered));
+  if (each.some((m) => m === null)) return null;
+  return (module) => each.some((m) => m!(module));
+}
+
 function moduleMatcher(glob: string, registered = false): ((module: string) => boolean) | null {
   const g = glob.slice('/Code/'.length);
   if (g.startsWith('node:') && !registered) return () => false;
