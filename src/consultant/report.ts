@@ -63,8 +63,8 @@ export interface Diagnosis {
     afterSearch?: { seconds: number; busiest: number; observed: number };
     /**
      * the detach, after the last window (diagnose's own, where it detached): its start (s since startedAt), its length, what it
-     * stopped the main thread for (s: the runtime's switching off, LiveEdits undone and the
-     * debugger's commands by their round trips, a high bound) and that time's share of it
+     * stopped the main thread for (s: its last sample, the runtime's switching off, LiveEdits undone,
+     * the debugger's commands and the last request by their round trips, a high bound) and that time's share of it
      */
     detach?: { at: number; seconds: number; main: number; observed: number };
   };

@@ -761,7 +761,8 @@ export class Session extends EventEmitter {
 
   /**
    * The detach, once done: its start (ms since the epoch), its length (s) and what it stopped the main thread
-   * for (s: the runtime's switching off, the LiveEdits undone and the debugger's commands by their round trips, a high bound)
+   * for (s: its last sample, the runtime's switching off, the LiveEdits undone, the debugger's commands and the
+   * last request by their round trips, a high bound)
    */
   detachCost?: { startedAt: number; seconds: number; main: number };
 
@@ -772,8 +773,10 @@ export class Session extends EventEmitter {
     clearInterval(this.foldTimer);
     const t0 = performance.now(), startedAt = Date.now();
     let mainUs = 0;
+    const rtt = async (work: () => Promise<unknown>) => { const t = performance.now(); await work(); return (performance.now() - t) * 1000; };
     try {
-      await this.sample();
+      // (the round trips into the main thread are counted as its time: a high bound, as restore()'s)
+      mainUs += await rtt(() => this.sample());
       // from now on a new worker does not wait for us, and one announced is let go at once;
       // those being set up are let go by their setup
       await this.cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: false }).catch(() => undefined);
@@ -782,7 +785,7 @@ export class Session extends EventEmitter {
       for (const t of [...this.threads.values()].reverse()) {
         try {
           const us = await t.restore();
-          if (t === this.main) mainUs = us;
+          if (t === this.main) mainUs += us;
         } catch (e) { if (!(e instanceof TargetGoneError)) throw e; }
       }
       // every LiveEdited script has its text back: V8's flags are the process's, so Maglev once for all threads
@@ -791,7 +794,7 @@ export class Session extends EventEmitter {
       // starts or waits for the debugger crashes the process (SIGSEGV, Node 22-26)
       // each thread's last request: it forgets the ids of those that ran (its global object as it was)
       for (const t of this.threads.values()) if (t !== this.main) { await t.cdp.forgetRequests().catch(() => undefined); t.cdp.close(); }
-      await this.cdp.forgetRequests().catch(() => undefined);
+      mainUs += await rtt(() => this.cdp.forgetRequests().catch(() => undefined));
       await this.cdp.agent('goodbye');
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;

@@ -623,11 +623,6 @@ export class TargetThread {
   }
 }
 
-/**
- * What a glob's module part matches (null: any module), to leave out scripts before
- * analysing or fetching them; one of Node's own modules matches no script of the
- * program, but the runtime's `registered` scripts hold the built-ins it wrapped.
- */
 /** Whether a "<module>/<function>" path matches one of the globs (/Code/...). */
 export function globsMatcher(globs: readonly string[]): (path: string) => boolean {
   const res = globs.map((g) => new RegExp(codeGlobToRegex(g)));
@@ -641,6 +636,11 @@ function modulesMatcher(globs: readonly string[], registered = false): ((module:
   return (module) => each.some((m) => m!(module));
 }
 
+/**
+ * What a glob's module part matches (null: any module), to leave out scripts before
+ * analysing or fetching them; one of Node's own modules matches no script of the
+ * program, but the runtime's `registered` scripts hold the built-ins it wrapped.
+ */
 function moduleMatcher(glob: string, registered = false): ((module: string) => boolean) | null {
   const g = glob.slice('/Code/'.length);
   if (g.startsWith('node:') && !registered) return () => false;
