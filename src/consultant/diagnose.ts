@@ -151,7 +151,7 @@ export async function callGraph(s: Session, nodes: SearchNode[]): Promise<(a: Se
   // every function at once: on the loaded server one listing per function was ~75 round trips
   // into its main thread while the report was made, and it lost 10-37 % of its requests then
   let listed: Resource[] = [];
-  try { listed = await s.resources([...new Set(codes.map(fnOf))]); } catch { /* the target is gone: no pruning */ }
+  if (codes.length) try { listed = await s.resources([...new Set(codes.map(fnOf))]); } catch { /* the target is gone: no pruning */ }
   for (const code of codes) {
     const loop = parseLoop(`/Code/${code}`);
     const r = listed.find((x) => x.path === fnOf(code));

@@ -220,7 +220,7 @@ export class TargetThread {
     this.loaded.set(p.scriptId, script);
   }
 
-  /** Prepared scripts with their functions matching a glob (all: '/Code/**'); built-ins if the glob names them. */
+  /** Prepared scripts with their functions matching any of the globs (all: '/Code/**'); built-ins if a glob names them. */
   async runtimeScripts(globs: readonly string[] = ['/Code/**']): Promise<RuntimeScript[]> {
     for (const builtins of new Set(globs.map(builtinModuleMatch))) {
       if (!builtins || this.builtinsMade.has(builtins)) continue;
