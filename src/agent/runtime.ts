@@ -1383,11 +1383,6 @@ export class Runtime {
     }
     return { scripts };
   }
-
-  /** The files of the registered scripts (what the tool needs to tell unprepared ones), as JSON. */
-  scriptFiles(): string {
-    return this.servingTool(() => JSON.stringify([...new Set([...this.scripts.values()].map((r) => r.filename))]));
-  }
 }
 
 /** A compiled snippet's counter and timer names (__c_NAME, __t_NAME) as cell indices; names are identifiers, non-ASCII ones included. */

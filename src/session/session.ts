@@ -365,7 +365,7 @@ export class Session extends EventEmitter {
         if (matches(`${module}/${f.name}`)) out.push({ path: `/Code/${module}/${f.name}`, module, function: f.name, line: f.line, column: f.column, prepared: how, thread: t.label, points: f.points });
       };
       for (const s of prepared) for (const f of s.functions) add(s.module, f, s.how);
-      for (const { script, functions } of await this.inThread(t, () => t.unprepared(globs)) ?? []) {
+      for (const { script, functions } of await this.inThread(t, () => t.unprepared(globs, true)) ?? []) {
         const how = functions.length ? await this.inThread(t, () => t.unpreparedHow(script)) ?? 'no' : 'no';
         for (const f of functions) add(script.module, f, how);
       }

@@ -278,7 +278,7 @@ export class TargetThread {
         out.push({ module: m, name: n.slice(m.length + 1) });
       }
     }
-    for (const script of await this.unpreparedScripts()) {
+    for (const script of await this.unpreparedScripts(true)) {
       for (const f of (await this.namesAnalysis(script))?.functions ?? []) out.push({ module: f.module ?? script.module, name: f.name });
     }
     return out;
@@ -333,16 +333,24 @@ export class TargetThread {
     return index.scripts;
   }
 
-  /** Files the runtime has registered (prepared, or reached by breakpoints): their names only, not their functions. */
-  private async registeredFiles(): Promise<Set<string>> {
-    return new Set(JSON.parse(await this.cdp.evaluateNow<string>(`${R}.scriptFiles()`)) as string[]);
+  /**
+   * Files the runtime has registered (prepared, or reached by breakpoints), from the index (`fresh`:
+   * it was just brought up to date). The runtime's own list of them cost a round trip into the
+   * target's thread and its serialization for each listing: 10-20 a second in an attach's first seconds.
+   */
+  private async registeredFiles(fresh = false): Promise<Set<string>> {
+    const scripts = fresh ? this.index.scripts : await this.scriptIndex();
+    return new Set([...scripts.values()].map((s) => s.filename));
   }
 
-  /** Scripts loaded before the agent and not prepared yet whose module may match one of the globs, analysed. */
-  async unprepared(globs: readonly string[]): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
+  /**
+   * Scripts loaded before the agent and not prepared yet whose module may match one of the globs, analysed
+   * (`fresh`: the runtime's index was just brought up to date, by runtimeScripts).
+   */
+  async unprepared(globs: readonly string[], fresh = false): Promise<{ script: LoadedScript; functions: FunctionInfo[] }[]> {
     const out: { script: LoadedScript; functions: FunctionInfo[] }[] = [];
     const matches = modulesMatcher(globs);
-    for (const script of await this.unpreparedScripts()) {
+    for (const script of await this.unpreparedScripts(fresh)) {
       if (!this.mayHave(matches, script) || !await this.mayHaveInline(matches, script)) continue;
       const analysis = await this.analysisOf(script);
       if (analysis) out.push({ script, functions: analysis.functions });
@@ -359,7 +367,7 @@ export class TargetThread {
   async moduleNames(): Promise<Set<string>> {
     const out = new Set<string>();
     for (const s of (await this.scriptIndex()).values()) for (const m of s.modules) out.add(m);
-    for (const script of await this.unpreparedScripts()) {
+    for (const script of await this.unpreparedScripts(true)) {
       if (!script.mapped) { out.add(script.module); continue; }
       // the sources its map names, read from the file: no round trip to the target (on the loaded
       // server each script's text took ~15 ms to come, 1.6 s for Fastify's mapped ones)
@@ -402,13 +410,13 @@ export class TargetThread {
   }
 
   /** Scripts loaded before the agent and not prepared yet (none without the debugger where the load hook prepared every one). */
-  private async unpreparedScripts(): Promise<LoadedScript[]> {
+  private async unpreparedScripts(fresh = false): Promise<LoadedScript[]> {
     // a module the load hook left unprepared since (its parser refused it): the debugger reaches it
     if (!this.debugging) {
       if (await this.everyScriptPrepared()) return [];
       await this.debuggerOn();
     }
-    const registered = await this.registeredFiles();
+    const registered = await this.registeredFiles(fresh);
     return [...this.loaded.values()].filter((s) => !registered.has(s.filename) && !this.liveEdits.has(s.scriptId));
   }
 
