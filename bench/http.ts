@@ -178,13 +178,14 @@ function costAgainstLoss(d: DiagnoseRun, control: Load, base: number): CostAgain
   const mean = (a: number[]): [number, number, number] => (a[2] ? [a[0] / a[2], a[1] / a[2], a[2] / 1000] : [NaN, NaN, 0]);
   const last = s0 + d.trace[d.trace.length - 1].t * 1000;
   const end = last + (d.afterSearch?.seconds ?? 0) * 1000;
+  const detachFrom = d.detach ? s0 + d.detach.at * 1000 : NaN, detachTo = d.detach ? detachFrom + d.detach.seconds * 1000 : NaN;
   return {
     attachS: (s0 - l0) / 1000, attachLost: lostIn(d, control, base, l0, s0),
     early: mean(acc.early), late: mean(acc.late),
     endS: (end - last) / 1000, endLost: d.afterSearch ? lostIn(d, control, base, last, end) : NaN,
-    ...stretch('report', end, d.detach ? s0 + d.detach.at * 1000 : NaN),
-    ...stretch('detach', d.detach ? s0 + d.detach.at * 1000 : NaN, d.detach ? s0 + (d.detach.at + d.detach.seconds) * 1000 : NaN),
-    ...stretch('exit', d.detach ? s0 + (d.detach.at + d.detach.seconds) * 1000 : NaN, l0 + d.exitedAt),
+    ...stretch('report', end, detachFrom),
+    ...stretch('detach', detachFrom, detachTo),
+    ...stretch('exit', detachTo, l0 + d.exitedAt),
   };
   function stretch<K extends string>(k: K, from: number, to: number): Record<`${K}S` | `${K}Lost`, number> {
     const ok = Number.isFinite(from) && Number.isFinite(to);

@@ -24,7 +24,7 @@ import { CallPath, CallPathProfile, PathLength } from '../data/call-path-profile
 import { ExportFormat, exportProfile } from '../data/profile-export';
 import { R } from './target-runtime';
 import { DEFAULT_SAMPLING_BUDGET } from '../agent/cpu-sampler';
-import { globsMatcher, inThread, TargetThread, ThreadLimits } from './thread';
+import { globsMatcher, inThread, roundTripUs, TargetThread, ThreadLimits } from './thread';
 
 /** maxPauseMs, activeWaitMs, quietPoint, maxBreakpoints, planLimitMs: see ThreadLimits */
 export interface SessionOptions extends ThreadLimits {
@@ -773,10 +773,9 @@ export class Session extends EventEmitter {
     clearInterval(this.foldTimer);
     const t0 = performance.now(), startedAt = Date.now();
     let mainUs = 0;
-    const rtt = async (work: () => Promise<unknown>) => { const t = performance.now(); await work(); return (performance.now() - t) * 1000; };
     try {
       // (the round trips into the main thread are counted as its time: a high bound, as restore()'s)
-      mainUs += await rtt(() => this.sample());
+      mainUs += await roundTripUs(() => this.sample());
       // from now on a new worker does not wait for us, and one announced is let go at once;
       // those being set up are let go by their setup
       await this.cdp.send('NodeWorker.enable', { waitForDebuggerOnStart: false }).catch(() => undefined);
@@ -794,7 +793,7 @@ export class Session extends EventEmitter {
       // starts or waits for the debugger crashes the process (SIGSEGV, Node 22-26)
       // each thread's last request: it forgets the ids of those that ran (its global object as it was)
       for (const t of this.threads.values()) if (t !== this.main) { await t.cdp.forgetRequests().catch(() => undefined); t.cdp.close(); }
-      mainUs += await rtt(() => this.cdp.forgetRequests().catch(() => undefined));
+      mainUs += await roundTripUs(() => this.cdp.forgetRequests().catch(() => undefined));
       await this.cdp.agent('goodbye');
     } catch (e) {
       if (!(e instanceof TargetGoneError)) throw e;

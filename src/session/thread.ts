@@ -619,16 +619,22 @@ export class TargetThread {
    * debugger's commands by their round trips: a high bound.
    */
   async restore(): Promise<number> {
-    const rtt = async (work: () => Promise<unknown>) => { const t0 = performance.now(); await work(); return (performance.now() - t0) * 1000; };
-    let us = await rtt(() => this.breakpoints.restore());
+    let us = await roundTripUs(() => this.breakpoints.restore());
     const ms = await this.cdp.evaluate<number | undefined>(`${R}.deactivate()`);
     if (typeof ms === 'number') us += ms * 1000;
     const edits = this.liveEdits.chargedUs;
     await this.liveEdits.restore();
     us += this.liveEdits.chargedUs - edits;
-    if (this.debugging) us += await rtt(() => this.cdp.send('Debugger.disable'));
+    if (this.debugging) us += await roundTripUs(() => this.cdp.send('Debugger.disable'));
     return us;
   }
+}
+
+/** The µs a command took from its sending to its answer: the target thread's time for it, a high bound (the detach's figures). */
+export async function roundTripUs(work: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await work();
+  return (performance.now() - t0) * 1000;
 }
 
 /** Whether a "<module>/<function>" path matches one of the globs (/Code/...). */
