@@ -27,6 +27,10 @@ test('entry counter, call-site counters and a predicate count exactly', async ()
     '/Code/counted.js/f.entry: if ($arg[0] > 10) big++',
     '/Code/counted.js/f.exit: if ($return == 200) two00++',
   ]);
+  // before any call: each counter is listed, at 0 (a probe that counted nothing is not left out)
+  await s.sample();
+  assert.deepEqual(s.metrics().filter((m) => m.focus.startsWith('/Process/')).map((m) => [m.name, m.total]).sort(),
+    [['big', 0], ['n', 0], ['sites', 0], ['two00', 0]]);
   send('777');
   await until(/done/);
   await s.sample();

@@ -181,13 +181,15 @@ export class SampledSeries {
     }
     const feed = (name: string, units: 'count' | 'seconds', value: number) => {
       const own = this.seriesFor(threadFocus, name, units);
+      // (the process's series from the first sample, not the first change: a probe that counted
+      // nothing is reported as 0, not left out; CI's Node 26 took one out before its first call)
+      const proc = this.seriesFor(processFocus, name, units);
       const delta = value - own.last;
       own.last = value;
       if (delta === 0) return;
       const base = this.baseT ?? (this.baseT = from);
       const a = Math.max(0, from - base), b = Math.max(0, t - base);
       own.h.add(a, b, delta);
-      const proc = this.seriesFor(processFocus, name, units);
       proc.last += delta;
       proc.h.add(a, b, delta);
     };
