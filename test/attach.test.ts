@@ -361,15 +361,19 @@ test('attach lists the program\'s functions from its files where they hold the t
       .map((f) => `${path.basename(f.module)}/${f.function}`).sort();
     const names = mine(await s.functionNames());
     assert.deepEqual(names, ['bom.js/gamma', 'edited.js/delta', 'main.js/<anonymous>@2', 'same.js/alpha', 'same.js/exports.beta'].sort(), JSON.stringify(names));
-    const fetched = [...(s as unknown as { threads: Map<number, { textsFetched: Set<string> }> }).threads.get(0)!.textsFetched].map((f) => path.basename(f)).sort();
-    assert.deepEqual(fetched, ['edited.js'], 'V8\'s text fetched only where the file is not what V8 compiled');
-    // the listing that places probes reads V8's own text: the same functions
+    const fetchedNow = () => [...(s as unknown as { threads: Map<number, { textsFetched: Set<string> }> }).threads.get(0)!.textsFetched].map((f) => path.basename(f)).sort();
+    assert.deepEqual(fetchedNow(), ['edited.js'], 'V8\'s text fetched only where the file is not what V8 compiled');
+    // the listing with points (what pricing and placing read) the same functions, from the same texts: nothing more fetched
     assert.deepEqual(mine(await s.resources('/Code/**')), names);
+    assert.deepEqual(fetchedNow(), ['edited.js']);
     // several globs in one listing: each function any of them matches, once
     const globs = ['/Code/**/same.js/alpha', '/Code/**/bom.js/*', '/Code/**/same.js/*'];
     const each = (await Promise.all(globs.map(async (g) => mine(await s.resources(g))))).flat();
     assert.deepEqual(mine(await s.resources(globs)), [...new Set(each)].sort());
     assert.deepEqual(mine(await s.resources(globs)), ['bom.js/gamma', 'same.js/alpha', 'same.js/exports.beta']);
+    // a probe is placed in V8's own text (a LiveEdit's or breakpoints' script), fetched then
+    assert.equal((await s.probe('/Code/**/bom.js/gamma.entry: g++')).placed, 1);
+    assert.deepEqual(fetchedNow(), ['bom.js', 'edited.js']);
   } finally {
     await s.detach();
   }
