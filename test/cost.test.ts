@@ -481,12 +481,13 @@ test("the stack samples' cost at a longer interval: the timer's samples thin out
 
 test("the stack samples' budget is a share of the time the thread could run: a thread that waited for its core pays for them out of less, and V8 samples it less often", () => {
   const deep = (n: number): number => (n === 0 ? Math.sqrt(performance.now()) : deep(n - 1) + 1);
-  const notes = (readyShare: number, samplePriceNs = 0, restartMs?: number): string[] => {
+  const notes = (readyShare: number, samplePriceNs = 0, restartMs?: number, samplesForMs = -1): string[] => {
     const said: string[] = [];
     const t0 = performance.now();
     const sampler = new CpuSampler((_url, name) => name || null, () => false, (n) => said.push(n), 0.05, undefined, () => readyShare * (performance.now() - t0));
     sampler.priceSamples(samplePriceNs);
     assert.ok(sampler.start());
+    sampler.samplesFor(samplesForMs);
     // (what a restart of V8's profiler costs is measured at its start: set here for the rent-or-buy rule)
     if (restartMs !== undefined) (sampler as unknown as { restartMs: number }).restartMs = restartMs;
     for (let w = 0; w < 35; w++) {
@@ -520,6 +521,11 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   const cheap = notes(0, 0.7e6, 0);
   assert.equal(cheap.length, 1, cheap.join('\n'));
   assert.match(cheap[0], /they took ([5-9]|1\d)\.\d % .*V8 samples it every (20|30|40) ms from now on \(was 10 ms/);
+  // the session's end known: made where what it saves by then is more than it costs (a minute left saves some
+  // 2 s, over a restart of 0.5 s, which waiting would not have made within the run), and never where the end is near
+  const ahead = notes(0, 0.7e6, 500, 60_000);
+  assert.equal(ahead.length, 1, ahead.join('\n'));
+  assert.deepEqual(notes(0, 0.7e6, 5, 1500), []);
 });
 
 test("observed cost of the agent's relay: its thread's CPU time from its start, as the kernel counts it, at every sample", async (t) => {

@@ -186,13 +186,15 @@ export class CpuSampler {
   /** ms of this thread's own time a sample takes (a signal, a walk of its stack): the calibration's, 0 unpriced */
   private sampleMs = 0;
   /**
-   * What a restart of V8's profiler costs the thread (ms): as much as its start, measured then
+   * What a restart of V8's profiler costs the thread (ms): twice its start, measured then
    * (V8 logs every code object of the heap again: 150-260 ms of a loaded server's main thread,
    * in which it answered a quarter of its requests); and what staying at this interval has cost
    * over what the next would have (ms), while over the budget. See nextInterval.
    */
   private restartMs = 0;
   private stayedMs = 0;
+  /** when the session's sampling ends (performance.now(), ms), where the tool knows it (a duration): else -1 */
+  private endsAt = -1;
 
   /**
    * @param isTool whether a script is paranode's code that prepares modules as they load
@@ -234,7 +236,9 @@ export class CpuSampler {
       this.post = post;
       const t0 = performance.now(), c0 = this.cpuMs();
       this.profileWithThread(this.title(this.window));
-      this.restartMs = Math.max(0, Math.min(performance.now() - t0, this.cpuMs() - c0));
+      // a restart stops the profiler too (its thread joined, its code map dropped): on the loaded
+      // server a start took 112 ms, and V8's profiler thread was gone 228 ms in the restart after it
+      this.restartMs = 2 * Math.max(0, Math.min(performance.now() - t0, this.cpuMs() - c0));
       this.since = performance.now();
       this.readySince = this.readyMs();
       return true;
@@ -352,15 +356,29 @@ export class CpuSampler {
    * waits until staying has cost that much more than the new interval would (a
    * rent-or-buy rule: at most twice the cheaper of the two, however long the session
    * goes on), unless the samples take over twice the budget (with the consultant's
-   * half of its limit: over the whole limit), which is not waited out. The loaded
+   * half of its limit: over the whole limit), which is not waited out. Where the
+   * session's end is known (samplesFor), the restart is made if what it saves by then
+   * is more than its cost, else never. The loaded
    * server's samples took 2.5-3.8 % at 10 ms against 1.5-2.2 % expected at 20 ms: a
    * restart of 150-260 ms pays back after 15 s or more, longer than many a search.
    * Never shorter again.
    */
   private nextInterval(): number {
     if (this.interval >= MAX_INTERVAL_US || this.lastShare <= this.budget) return this.interval;
-    if (this.lastShare <= 2 * this.budget && this.stayedMs < this.restartMs) return this.interval;
-    return this.fitting();
+    const next = this.fitting();
+    if (this.lastShare > 2 * this.budget) return next;
+    // the session's end known: made where what it saves until then is more than it costs (a
+    // 12-s diagnose of the loaded server is better off without it, a 30-s one with it)
+    if (this.endsAt >= 0) {
+      const saved = (this.lastShare - (this.predictedShare(this.interval, next) ?? this.budget)) * (this.endsAt - performance.now());
+      return saved > this.restartMs ? next : this.interval;
+    }
+    return this.stayedMs < this.restartMs ? this.interval : next;
+  }
+
+  /** The session samples for `ms` more (a duration's end), or for as long as it is not known (< 0): see nextInterval. */
+  samplesFor(ms: number): void {
+    this.endsAt = ms >= 0 ? performance.now() + ms : -1;
   }
 
   /** The interval that the windows' cost line says fits the budget (only the samples' part shrinks with a longer interval), else the longest. */

@@ -1005,13 +1005,16 @@ export class Runtime {
    * collection, event-loop activity): each sample carries them from now on.
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
+   * @param samplesForMs how long the session will sample from now (a duration's end; -1: not known), see CpuSampler.samplesFor
    */
-  watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0): void {
+  watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0, samplesForMs = -1): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
+    this.sampler?.samplesFor(samplesForMs);
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new (sessionModules().sampler.CpuSampler)((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
       this.sampler.priceSamples(samplePriceNs);
+      this.sampler.samplesFor(samplesForMs);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {

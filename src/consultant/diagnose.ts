@@ -54,7 +54,8 @@ export async function diagnose(target: DiagnoseTarget, opts: DiagnoseOptions = {
   const sopts = { ...opts, signal: end };
   const s = 'pid' in target ? await Session.attach(target.pid, sopts) : await Session.launch(target.command, [], sopts);
   mm.sessions.push(s);
-  const c = new PerformanceConsultant(mm, opts);
+  // (the duration's end: the samples' interval is chosen for the time left, see CpuSampler.nextInterval)
+  const c = new PerformanceConsultant(mm, { ...opts, endsAt: opts.durationSeconds ? Date.now() - (performance.now() - t0) + opts.durationSeconds * 1000 : undefined });
   let made: Diagnosis | undefined;
   try {
     opts.onStart?.(c, s);

@@ -181,6 +181,8 @@ export interface ConsultantOptions {
   thresholds?: Record<string, number>;
   /** only these hypotheses (default all) */
   hypotheses?: string[];
+  /** when the search will be ended (ms since the epoch: a duration's end), where known */
+  endsAt?: number;
 }
 
 interface Active {
@@ -322,11 +324,13 @@ export class PerformanceConsultant extends EventEmitter {
    * dear test in one worker holds back no test in another.
    */
   private readonly debt = new Map<string, number>();
+  private readonly endsAt?: number;
   private fns?: { at: number; list: Fn[] };
 
   constructor(readonly manager: MetricManager, opts: ConsultantOptions = {}) {
     super();
     this.limit = opts.maxOverhead ?? 0.05;
+    this.endsAt = opts.endsAt;
     this.maxTests = opts.maxTests ?? Infinity;
     this.testSeconds = opts.testSeconds ?? 1;
     this.thresholds = withThresholds({ instrumentation: Number.isFinite(this.limit) ? this.limit : 0.05, ...opts.thresholds });
@@ -344,7 +348,7 @@ export class PerformanceConsultant extends EventEmitter {
     this.cal = await this.manager.costCalibration();
     // the stack samples take at most half the limit (reading them costs by their depth, and each one
     // the thread's time: its calibrated high price); none: all of them
-    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1] });
+    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1], endsAt: this.endsAt });
     this.costInst = await this.manager.enable('observed_cost');
     // before the search: what the tool's work in the session so far took of the busiest thread, over its time
     // (one-off, before any test: reported, not paid back by a pause in testing)

@@ -113,6 +113,8 @@ export class Session extends EventEmitter {
   private samplingBudget = DEFAULT_SAMPLING_BUDGET;
   /** ns of a thread's own time one stack sample takes, counted against the budget (0: unpriced) */
   private samplePriceNs = 0;
+  /** when the stack samples end (ms since the epoch), where known (see watchThreads) */
+  private samplesEndAt?: number;
   private intervalMs = 200;
   private detached = false;
   /** detach has begun: workers announced from now on are let go, not set up */
@@ -258,7 +260,7 @@ export class Session extends EventEmitter {
       } else await this.startAgent(wcdp);
       this.threads.set(id, t);
       if (this.watching && this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      if (this.watching) await wcdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs})`).catch(() => undefined);
+      if (this.watching) await wcdp.evaluateNow(this.watchThreadCall()).catch(() => undefined);
       if (this.prices) await wcdp.evaluate(`${R}.priceHandlers(${JSON.stringify(this.prices)})`).catch(() => undefined);
       wcdp.on('close', () => {
         this.threads.delete(id);
@@ -655,9 +657,12 @@ export class Session extends EventEmitter {
    * time (a share; Infinity: every 10 ms whatever they cost): where reading them costs more, V8
    * samples less often (at the least every 40 ms), and it is noted. `samplePriceNs`: what a
    * sample takes of the sampled thread's own time (the calibration's), counted against the budget.
+   * `endsAt` (ms since the epoch): when the samples will end, where known (a duration): a longer
+   * interval, which restarts V8's profiler, is taken only where it saves more than that costs by then.
    */
-  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number; samplePriceNs?: number } = {}): Promise<void> {
+  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number; samplePriceNs?: number; endsAt?: number } = {}): Promise<void> {
     this.watching = true;
+    if (opts.endsAt !== undefined) this.samplesEndAt = opts.endsAt;
     if (opts.stacks) this.watchingStacks = true;
     if (opts.samplingBudget !== undefined) this.samplingBudget = opts.samplingBudget;
     if (opts.samplePriceNs !== undefined && Number.isFinite(opts.samplePriceNs) && opts.samplePriceNs >= 0) this.samplePriceNs = opts.samplePriceNs;
@@ -665,8 +670,14 @@ export class Session extends EventEmitter {
     for (const t of this.threads.values()) {
       // source-mapped scripts known before the first stack sample: none of it is named by the compiled file
       if (this.watchingStacks) await t.findFrameMaps().catch(() => undefined);
-      await t.cdp.evaluateNow(`${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs})`).catch(() => undefined);
+      await t.cdp.evaluateNow(this.watchThreadCall()).catch(() => undefined);
     }
+  }
+
+  /** A thread's runtime asked to watch it as watchThreads says (the samples' end as the ms left until it, -1: not known). */
+  private watchThreadCall(): string {
+    const left = this.samplesEndAt === undefined ? -1 : Math.max(0, this.samplesEndAt - Date.now());
+    return `${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs}, ${left})`;
   }
 
   /**
