@@ -1009,12 +1009,10 @@ export class Runtime {
    */
   watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0, samplesForMs = -1): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
-    this.sampler?.samplesFor(samplesForMs);
     if (stacks && !this.stacks) {
       this.stacks = true;
       this.sampler = new (sessionModules().sampler.CpuSampler)((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
       this.sampler.priceSamples(samplePriceNs);
-      this.sampler.samplesFor(samplesForMs);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it
       if (!this.servingTool(() => this.sampler!.start())) {
@@ -1023,6 +1021,7 @@ export class Runtime {
           'they land only at function entries and loop back edges, so functions are tested by timers');
       }
     }
+    this.sampler?.samplesFor(samplesForMs);
     if (this.watching) return;
     this.watching = true;
     this.useCpuClock();

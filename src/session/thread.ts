@@ -291,9 +291,9 @@ export class TargetThread {
 
   /**
    * An unprepared script's functions analysed from its file, where the file holds the text V8
-   * compiled (see fileText), else null. Listing the Fastify server's functions fetched its ~500
-   * scripts' texts from the target, each served on the loaded server's main thread in the attach's
-   * first seconds.
+   * compiled (see fileText), else null; made once, and what analysisOf takes where there is one.
+   * Listing the Fastify server's functions fetched its ~500 scripts' texts from the target, each
+   * served on the loaded server's main thread in the attach's first seconds.
    */
   private async namesFromFile(script: LoadedScript): Promise<ScriptAnalysis | null> {
     if (this.fileAnalyses.has(script.scriptId)) return this.fileAnalyses.get(script.scriptId)!;
@@ -302,6 +302,7 @@ export class TargetThread {
     if (text !== null) {
       try {
         analysis = analyzeScript(text, undefined, { filename: script.filename, cwd: this.cwd }).analysis;
+        this.lengths.set(script.scriptId, text.length);
       } catch { /* not parsed: V8's text is read (analysisOf), and says so */ }
     }
     this.fileAnalyses.set(script.scriptId, analysis);
@@ -431,11 +432,15 @@ export class TargetThread {
     return [...this.loaded.values()].filter((s) => !registered.has(s.filename) && !this.liveEdits.has(s.scriptId));
   }
 
-  /** An unprepared script's analysis, made once (null: V8 has collected the script). */
+  /**
+   * An unprepared script's analysis, made once: its file's where that is V8's text (the search's
+   * first refinements of the loaded server fetched ten modules' texts in a burst that cost it 14 %
+   * of a second), else V8's text's (null: V8 has collected the script).
+   */
   private async analysisOf(script: LoadedScript): Promise<ScriptAnalysis | null> {
-    let analysis = this.analyses.get(script.scriptId);
+    let analysis = this.analyses.get(script.scriptId) ?? await this.namesFromFile(script) ?? undefined;
     if (!analysis) {
-      const source = await this.text(script);
+      const source = await this.source(script);
       if (source === null) return null;
       this.lengths.set(script.scriptId, source.length);
       try {
@@ -444,8 +449,8 @@ export class TargetThread {
         this.notes.push(`${script.module}: not parsed, so not instrumentable`);
         analysis = { functions: [], sourceType: 'script' };
       }
-      this.analyses.set(script.scriptId, analysis);
     }
+    this.analyses.set(script.scriptId, analysis);
     return analysis;
   }
 
@@ -466,11 +471,7 @@ export class TargetThread {
   /** text lengths of the analysed unprepared scripts, by scriptId */
   private readonly lengths = new Map<string, number>();
 
-  /**
-   * The script's text to analyse or price: its file's where that is V8's text (asking V8 serves
-   * the text on the target's thread: the search's first refinements of the loaded server fetched
-   * ten modules' in a burst that cost it 14 % of a second), else V8's.
-   */
+  /** The script's text to price: its file's where that is V8's text (see analysisOf), else V8's. */
   private async text(script: LoadedScript): Promise<string | null> {
     return await this.fileText(script) ?? await this.source(script);
   }
