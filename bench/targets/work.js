@@ -6,7 +6,8 @@
 // waits for "exit" on stdin (so that the tool can look at it) instead of exiting;
 // with "wait" it prints "loaded" and waits for "go" on stdin before the work
 // (so that the tool can attach first); with "warm" it warms up, prints "warm" and waits
-// for "go" before the timed part. WORK_TRACE=1 prints every repetition's ms on stderr,
+// for "go" before the timed part ("rewarm" warms up again first and prints
+// "warm <ms of each repetition>"). WORK_TRACE=1 prints every repetition's ms on stderr,
 // WORK_STAMPS=1 a line "rep <ms> <epoch ms at its end>" per repetition.
 'use strict';
 const fs = require('fs');
@@ -68,7 +69,15 @@ if (process.argv[4] === 'hold') {
   // warm up, say "warm" and wait for "go": the tool starts measuring in between
   warm();
   process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (d) => { if (d.includes('go')) { main(true); process.exit(0); } });
+  process.stdin.on('data', (d) => {
+    if (d.includes('rewarm')) {
+      // the warm-up again, each repetition's ms printed: what a change of the program's
+      // code (slots switched on) costs until V8 has compiled it again
+      const ms = [];
+      for (let i = 0; i < warmups; i++) { const t = performance.now(); job(); ms.push(performance.now() - t); }
+      process.stdout.write(`warm ${ms.map((x) => x.toFixed(3)).join(' ')}\n`);
+    } else if (d.includes('go')) { main(true); process.exit(0); }
+  });
   process.stdout.write('warm\n');
 } else {
   main();
