@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { MetricManager, Session } from '../src/api';
 import type { CallPath } from '../src/data/call-path-profile';
+import { CallPaths } from '../src/agent/call-paths';
 import type { Protocol } from 'devtools-protocol';
 import Ajv from 'ajv';
 import { pathToFileURL } from 'node:url';
@@ -80,6 +81,49 @@ test('call paths: exact calls per path for k = 1, 2, 3 and whole paths; recursio
   });
   assert.ok(s.notes.some((n) => /^call-path profile: its own work adds \d+ ns to a call's time and \d+ ns to its caller's \((calibrated|measured in the thread)/.test(n)), s.notes.join('\n'));
   await s.detach();
+});
+
+test('call paths: the profile\'s own work is measured where it runs, never priced under the starting price, and left out of the virtual times', async () => {
+  const { s, request } = await launched();
+  await s.profileCallPaths(['sync', 'a', 'b', 'leaf', 'rec', 'x', 'y'].map((f) => `/Code/${M}/${f}`));
+  // 2,000 × 82 calls: about 330,000 operations, one in 256 timed (at random gaps), 512 a window
+  await request('many 2000', /many done/);
+  await s.sample();
+  const ps = s.callPaths();
+  assert.equal(pick(ps, 'sync')!.calls, 2000);
+  assert.equal(pick(ps, 'sync>a>b>leaf')!.calls, 40000);
+  const start = s.notes.map((n) => n.match(/^call-path profile: its own work adds (\d+) ns to a call's time and (\d+) ns to its caller's \((calibrated|measured in the thread)/)).find(Boolean);
+  const measured = s.notes.map((n) => n.match(/^call-path profile: its own work measured where it runs \((\d+) operations timed\): the virtual times take (\d+) ns of a call's time and (\d+) ns of its caller's$/)).find(Boolean);
+  assert.ok(start && measured, s.notes.join('\n'));
+  const [timed, own, perChild] = measured.slice(1, 4).map(Number);
+  assert.ok(timed >= 512, `${timed} operations timed`);
+  // a clock read is tens of ns, an operation a few of them: what is measured is in that range
+  assert.ok(own > 0 && own < 20_000 && perChild > 0 && perChild < 20_000, measured[0]);
+  // the calibrated price is a floor (what the timed span leaves out, the handler's call, it has)
+  if (start[3] === 'calibrated') assert.ok(own >= Number(start[1]) && perChild >= Number(start[2]), `${start[0]} / ${measured[0]}`);
+  for (const p of ps) {
+    const v = p.virtual;
+    assert.ok(Number.isFinite(v.wall.inclusive) && v.wall.inclusive >= 0 && v.wall.inclusive <= p.wall.inclusive + 1e-9, JSON.stringify(p));
+  }
+  // sync's 81 callee segments per call are each less the profile's own work
+  const sync = pick(ps, 'sync')!;
+  assert.ok(sync.wall.inclusive - sync.virtual.wall.inclusive > 0, JSON.stringify(sync));
+  await s.detach();
+});
+
+test('call paths: a timed operation is split at its boundary read: where every clock read takes r and nothing else costs, the profile measures r inside a call and r in its caller (never under the starting price)', () => {
+  const r = 0.001;
+  for (const floor of [{ own: 0, perChild: 0 }, { own: 3 * r, perChild: 0 }]) {
+    let t = 0;
+    const p = new CallPaths(() => 'f', () => 'none', () => (t += r), () => 0);
+    p.startFrom(floor);
+    p.enter(0);
+    // 400,000 calls of a callee under one frame: about 3,100 operations timed, six windows
+    for (let i = 0; i < 400_000; i++) { p.enter(1); p.exit(1); }
+    p.exit(0);
+    assert.ok(p.measuredFrom >= 6 * 512, `${p.measuredFrom} operations timed`);
+    assert.ok(Math.abs(p.overhead.own - Math.max(r, floor.own)) < 1e-9 && Math.abs(p.overhead.perChild - r) < 1e-9, JSON.stringify(p.overhead));
+  }
 });
 
 test('call paths: after an await the time stays on the path that awaited, and the suspension is its waiting time', async () => {

@@ -45,9 +45,25 @@ export type PathRecord = [path: string, calls: number, inclWall: number, exclWal
  * each segment of a frame (the work after the clock read that starts it and
  * before the one that ends it), `perChild` inside the caller's segment for each
  * segment of a callee (the work before the callee's first read and after its
- * last). Measured in the thread (see Runtime.callPaths).
+ * last). Calibrated, and measured where the profile runs (see timed()).
  */
 export interface Overhead { own: number; perChild: number }
+
+/**
+ * One operation in TIMED_EVERY is timed around from inside (see timed()): the
+ * work before and after its boundary read, measured on the program's own paths
+ * (its map lookups, its cache misses, its CPU clock reads), where the
+ * calibration times one path of a small loop. Three more wall-clock reads per
+ * TIMED_EVERY operations: about 1 ns an operation.
+ */
+export const TIMED_EVERY = 256;
+/** a timed operation longer than this (ms) was interrupted: dropped (an operation that reads the CPU clock takes 0.4-0.9 µs) */
+const TIMED_MAX_MS = 0.01;
+/**
+ * timed operations in a window: each window's price replaces the last (what the
+ * profile's work costs changes as V8 optimizes it and as the program's paths do)
+ */
+export const TIMED_WINDOW = 512;
 
 interface PathNode {
   fn: number;
@@ -92,8 +108,26 @@ export class CallPaths {
   private sNum = new Float64Array(64 * FRAME);
   /** segments ended so far (a frame's descendants are those ended while it is on the stack) */
   private ends = 0;
-  /** the profile's own cost, once measured; zero until then */
+  /** the profile's own cost: the starting price (floor) until it is measured here, then the larger of the two */
   overhead: Overhead = { own: 0, perChild: 0 };
+  private floor: Overhead = { own: 0, perChild: 0 };
+  /**
+   * operations until the next timed one: gaps drawn at random, TIMED_EVERY on
+   * average (a fixed gap would time the same point of a loop that makes a
+   * multiple of it every turn); and the boundaries read (a timed operation that
+   * read none, or two, says nothing)
+   */
+  private untilTimed = TIMED_EVERY;
+  private rand = 0x2545f491;
+  private boundaries = 0;
+  /**
+   * the timed operations' sums, ms: before and after the boundary read, and
+   * their count, for operations that start a segment (enter, resume) and for
+   * those that end one (exit, await); then a clock read's own cost and its count
+   */
+  private readonly timedSums = new Float64Array(8);
+  /** operations timed so far in windows whose price was taken (0: not measured yet) */
+  measuredFrom = 0;
   private store: AsyncLocalStorage<Suspended> | null = null;
   /** functions that appeared in a path since the last take (their ids), and all that have */
   private freshFns: number[] = [];
@@ -117,7 +151,74 @@ export class CallPaths {
     private readonly cpu: () => number,
   ) {}
 
+  /** The price the profile starts from (calibrated, or measured as it started): its own work is never priced under it. */
+  startFrom(o: Overhead): void {
+    this.floor = { ...o };
+    this.overhead = { ...o };
+  }
+
   enter(fn: number): void {
+    if (--this.untilTimed === 0) this.timed(0, fn); else this.enterOp(fn);
+  }
+
+  exit(fn: number): void {
+    if (--this.untilTimed === 0) this.timed(1, fn); else this.exitOp(fn);
+  }
+
+  suspend(fn: number): void {
+    if (--this.untilTimed === 0) this.timed(2, fn); else this.suspendOp(fn);
+  }
+
+  resume(fn: number): void {
+    if (--this.untilTimed === 0) this.timed(3, fn); else this.resumeOp(fn);
+  }
+
+  /**
+   * An operation timed from inside (the seed's intrusion, measured as it
+   * happens): t0 before it, its boundary read t1, t3 after it, t4 right after
+   * t3, so r = t4 - t3 is a read's cost. A read takes the clock a fraction a
+   * into it: the work counted into the segment before the boundary is
+   * (t1 - t0) - (1 - a) r, into the one after it (t3 - t1) - a r. `own` and
+   * `perChild` each take one side of an operation that starts a segment and
+   * the other of one that ends one, so a cancels: (t1 - t0) + (t3 - t1) - r.
+   */
+  private timed(op: number, fn: number): void {
+    // xorshift32: a gap in 1 .. 2 TIMED_EVERY - 1
+    let x = this.rand;
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    this.rand = x;
+    this.untilTimed = 1 + ((x >>> 0) % (2 * TIMED_EVERY - 1));
+    const b = this.boundaries;
+    const t0 = this.now();
+    if (op === 0) this.enterOp(fn); else if (op === 1) this.exitOp(fn); else if (op === 2) this.suspendOp(fn); else this.resumeOp(fn);
+    const t3 = this.now();
+    const t4 = this.now();
+    // no boundary read, or two; or longer than any operation takes: the thread was preempted or collected garbage inside (not the profile's work)
+    if (this.boundaries !== b + 1 || t4 - t0 > TIMED_MAX_MS) return;
+    const s = this.timedSums, k = op === 0 || op === 3 ? 0 : 3;
+    s[k] += this.wallNow - t0;
+    s[k + 1] += t3 - this.wallNow;
+    s[k + 2]++;
+    s[6] += t4 - t3;
+    s[7]++;
+    if (s[7] >= TIMED_WINDOW && s[2] > 0 && s[5] > 0) this.measured();
+  }
+
+  /**
+   * A window's price replaces the last, never under the starting one (what the
+   * timed span leaves out, the handler's call, the calibration has).
+   */
+  private measured(): void {
+    const s = this.timedSums;
+    const r = s[6] / s[7];
+    // own: after the read that starts a segment, before the one that ends it; perChild: the rest, in the caller's segment
+    const own = s[1] / s[2] + s[3] / s[5] - r, perChild = s[0] / s[2] + s[4] / s[5] - r;
+    this.overhead = { own: Math.max(this.floor.own, own), perChild: Math.max(this.floor.perChild, perChild) };
+    this.measuredFrom += s[7];
+    s.fill(0);
+  }
+
+  private enterOp(fn: number): void {
     // a function already on the stack (recursion, direct or not) goes back to its own node:
     // no function is ever active at two nodes, so no time is counted twice in any cut
     const node = fn < this.fnActive.length && this.fnActive[fn] > 0 ? this.fnNode[fn]! : this.child(this.depth ? this.sNode[this.depth - 1] : this.root, fn);
@@ -126,7 +227,7 @@ export class CallPaths {
     this.push(node, fn);
   }
 
-  exit(fn: number): void {
+  private exitOp(fn: number): void {
     // frames above this function's own left without an exit (a function whose throw has no
     // slot): they end here; an exit with no frame (the call began before the profile) is not counted
     let i = this.depth - 1;
@@ -136,7 +237,7 @@ export class CallPaths {
     while (this.depth > i) this.end();
   }
 
-  suspend(fn: number): void {
+  private suspendOp(fn: number): void {
     if (!this.depth || this.sFn[this.depth - 1] !== fn) return;
     const node = this.sNode[this.depth - 1];
     this.clocks();
@@ -147,7 +248,7 @@ export class CallPaths {
     this.store.enterWith({ node, fn, at: this.wallNow, resumed: false });
   }
 
-  resume(fn: number): void {
+  private resumeOp(fn: number): void {
     const s = this.kindOf(fn) === 'yield' ? undefined : this.store?.getStore();
     if (s && s.fn === fn && !s.resumed) {
       s.resumed = true;
@@ -200,6 +301,9 @@ export class CallPaths {
     this.sNode = [];
     this.store?.disable();
     this.store = null;
+    // measured anew from the next session's starting price
+    this.timedSums.fill(0);
+    this.measuredFrom = 0;
   }
 
   private static rootNode(): PathNode {
@@ -264,6 +368,7 @@ export class CallPaths {
 
   /** Read the clocks for a boundary: the wall clock always, the CPU clock every CPU_READ_GAP_MS. */
   private clocks(): void {
+    this.boundaries++;
     const w = this.now();
     if (w - this.cpuReadWall >= CPU_READ_GAP_MS) {
       this.cpuRead = this.cpu();

@@ -821,6 +821,7 @@ export class Runtime {
   private pathProfile: CallPaths | null = null;
   /** this session was told the profile's price (see callPaths) */
   private pathNoted = false;
+  private pathMeasuredNoted = false;
 
   /** The id a call-path primitive placed in function f of rec names it by. */
   private pathFn(rec: ScriptRecord, f: number): number {
@@ -846,11 +847,15 @@ export class Runtime {
       // measured here and now, briefly (code V8 has not optimized yet: an overestimate)
       const known = sessionModules().calibration.readCalibrationEntry()?.pathOp;
       const calibrated = Array.isArray(known) && known.length === 2 && known.every((x) => typeof x === 'number' && x >= 0);
-      const o = (this.pathProfile.overhead = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu));
+      const o = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu);
+      // the measurement at start is an overestimate: the measurement where the profile runs replaces it
+      this.pathProfile.startFrom(calibrated ? o : { own: 0, perChild: 0 });
+      this.pathProfile.overhead = o;
       // the calibrated price is the same in every thread: said once, by the main thread
       if (!calibrated || isMainThread()) this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
         `(${calibrated ? 'calibrated' : 'measured in the thread as the profile started, before V8 optimized it: `paranode calibrate` measures it in steady state'}); ` +
-        'the virtual (compensated) times leave it out');
+        `the virtual (compensated) times leave it out, at what one operation in ${sessionModules().paths.TIMED_EVERY} timed where it runs measures once ${sessionModules().paths.TIMED_WINDOW} are` +
+        (calibrated ? ' (never under the calibrated price)' : ''));
     }
     return this.pathProfile;
   }
@@ -1241,6 +1246,12 @@ export class Runtime {
     if (fresh.length) out.objects = fresh;
     const paths = this.pathProfile?.take(final);
     if (paths?.length) out.paths = paths;
+    const pp = this.pathProfile;
+    if (pp?.measuredFrom && !this.pathMeasuredNoted) {
+      this.pathMeasuredNoted = true;
+      this.notes.push(`call-path profile: its own work measured where it runs (${pp.measuredFrom} operations timed): ` +
+        `the virtual times take ${(pp.overhead.own * 1e6).toFixed(0)} ns of a call's time and ${(pp.overhead.perChild * 1e6).toFixed(0)} ns of its caller's`);
+    }
     // where the functions new in paths are (exports name them by file, line and column)
     const fns = this.pathProfile?.takeFunctions(final);
     if (fns?.length) out.pathFunctions = fns.map((id) => { const f = this.pathFns[id]; return [f.name, f.file, f.line, f.column]; });
@@ -1292,6 +1303,7 @@ export class Runtime {
     this.instances.reset();
     this.pathProfile?.reset();
     this.pathNoted = false;
+    this.pathMeasuredNoted = false;
     for (const undo = this.onDeactivate.splice(0); undo.length;) undo.pop()!();
     for (const rec of this.scripts.values()) for (const fn of rec.handlers.keys()) rec.setGuard(fn, 0);
     this.probes.clear();
