@@ -85,13 +85,15 @@ test('call paths: exact calls per path for k = 1, 2, 3 and whole paths; recursio
 
 test('call paths: the profile\'s own work is measured where it runs, never priced under the starting price, and left out of the virtual times', async () => {
   const { s, request } = await launched();
-  await s.profileCallPaths(['sync', 'a', 'b', 'leaf', 'rec', 'x', 'y'].map((f) => `/Code/${M}/${f}`));
-  // 2,000 × 82 calls: about 330,000 operations, one in 256 timed (at random gaps), 512 a window
+  await s.profileCallPaths(['many', 'sync', 'a', 'b', 'leaf', 'rec', 'x', 'y'].map((f) => `/Code/${M}/${f}`));
+  // many(2000): one frame over 2,000 × 82 calls, about 330,000 operations, one in 256 timed
+  // (at random gaps), 512 a window: the price changes while it runs
   await request('many 2000', /many done/);
   await s.sample();
   const ps = s.callPaths();
-  assert.equal(pick(ps, 'sync')!.calls, 2000);
-  assert.equal(pick(ps, 'sync>a>b>leaf')!.calls, 40000);
+  assert.equal(pick(ps, 'many')!.calls, 1);
+  assert.equal(pick(ps, 'many>sync')!.calls, 2000);
+  assert.equal(pick(ps, 'many>sync>a>b>leaf')!.calls, 40000);
   const start = s.notes.map((n) => n.match(/^call-path profile: its own work adds (\d+) ns to a call's time and (\d+) ns to its caller's \((calibrated|measured in the thread)/)).find(Boolean);
   const measured = s.notes.map((n) => n.match(/^call-path profile: its own work measured where it runs \((\d+) operations timed\): the virtual times take (\d+) ns of a call's time and (\d+) ns of its caller's$/)).find(Boolean);
   assert.ok(start && measured, s.notes.join('\n'));
@@ -101,29 +103,58 @@ test('call paths: the profile\'s own work is measured where it runs, never price
   assert.ok(own > 0 && own < 20_000 && perChild > 0 && perChild < 20_000, measured[0]);
   // the calibrated price is a floor (what the timed span leaves out, the handler's call, it has)
   if (start[3] === 'calibrated') assert.ok(own >= Number(start[1]) && perChild >= Number(start[2]), `${start[0]} / ${measured[0]}`);
+  // never more than the raw times, never below zero, the exclusive ones too: a frame's
+  // callees are priced as they ended, in its time as in theirs, whatever the price later
   for (const p of ps) {
     const v = p.virtual;
     assert.ok(Number.isFinite(v.wall.inclusive) && v.wall.inclusive >= 0 && v.wall.inclusive <= p.wall.inclusive + 1e-9, JSON.stringify(p));
+    assert.ok(v.wall.exclusive >= 0 && v.wall.exclusive <= p.wall.exclusive + 1e-9, JSON.stringify(p));
   }
-  // sync's 81 callee segments per call are each less the profile's own work
-  const sync = pick(ps, 'sync')!;
-  assert.ok(sync.wall.inclusive - sync.virtual.wall.inclusive > 0, JSON.stringify(sync));
+  const many = pick(ps, 'many')!;
+  assert.ok(many.wall.inclusive - many.virtual.wall.inclusive > 0, JSON.stringify(many));
   await s.detach();
 });
 
-test('call paths: a timed operation is split at its boundary read: where every clock read takes r and nothing else costs, the profile measures r inside a call and r in its caller (never under the starting price)', () => {
-  const r = 0.001;
-  for (const floor of [{ own: 0, perChild: 0 }, { own: 3 * r, perChild: 0 }]) {
-    let t = 0;
-    const p = new CallPaths(() => 'f', () => 'none', () => (t += r), () => 0);
-    p.startFrom(floor);
-    p.enter(0);
-    // 400,000 calls of a callee under one frame: about 3,100 operations timed, six windows
-    for (let i = 0; i < 400_000; i++) { p.enter(1); p.exit(1); }
-    p.exit(0);
-    assert.ok(p.measuredFrom >= 6 * 512, `${p.measuredFrom} operations timed`);
-    assert.ok(Math.abs(p.overhead.own - Math.max(r, floor.own)) < 1e-9 && Math.abs(p.overhead.perChild - r) < 1e-9, JSON.stringify(p.overhead));
-  }
+test('call paths: a timed operation is split at its boundary read, the caller\'s side only where there is a caller; a frame\'s callees are priced as they ended', () => {
+  // every clock read takes r (100 ns); kindOf takes W, read before a resumption's boundary
+  // (the caller's side) and after an await's (the caller's side too); the program's own work
+  // is added to the clock by hand: P in each callee segment, Q in the caller's between them
+  const r = 0.0001, W = 0.00005, P = 50 * r, Q = 50 * r;
+  let t = 0;
+  const profile = () => new CallPaths((id) => `f${id}`, () => { t += W; return 'await'; }, () => (t += r), () => 0);
+  // resumed from the event loop and awaiting again, no frame below: the caller's sides are in
+  // no segment, so the caller's part stays the starting price
+  const p = profile();
+  p.startFrom({ own: 0, perChild: 0 });
+  p.overhead = { own: 20 * r, perChild: 20 * r };
+  for (let i = 0; i < 200_000; i++) { p.resume(1); t += P; p.suspend(1); }
+  assert.ok(p.measuredFrom >= 512, `${p.measuredFrom} operations timed`);
+  assert.ok(Math.abs(p.overhead.own - r) < 1e-9 && p.overhead.perChild === 20 * r, JSON.stringify(p.overhead));
+  // under a frame of f0 that begins at a starting price above the one measured (as one
+  // measured at the start, cold, is): own r, the caller's part r and the two W
+  const q = profile();
+  q.startFrom({ own: 0, perChild: 0 });
+  q.overhead = { own: 20 * r, perChild: 20 * r };
+  q.enter(0);
+  for (let i = 0; i < 400_000; i++) { q.resume(1); t += P; q.suspend(1); t += Q; }
+  q.exit(0);
+  assert.ok(q.measuredFrom >= 6 * 512, `${q.measuredFrom} operations timed`);
+  assert.ok(Math.abs(q.overhead.own - r) < 1e-9 && Math.abs(q.overhead.perChild - (r + 2 * W)) < 1e-9, JSON.stringify(q.overhead));
+  // f0's callees that ended in the first window were less 20 r and 20 r, the later ones less
+  // r and r + 2 W: f0's own virtual time is its raw time less the same prices, so it stays
+  // within its raw exclusive time (priced all at the last price it would gain 18 r from each
+  // of the first window's callees: over its raw exclusive time)
+  const f0 = q.take(true).find((x) => x[0] === 'f0')!;
+  const [exclWall, vExclWall] = [f0[3], f0[8]];
+  assert.ok(vExclWall <= exclWall + 1e-12 && vExclWall >= 400_000 * Q - 400_000 * 18 * r, JSON.stringify(f0));
+  // and a floor holds: never priced under the starting price
+  t = 0;
+  const f = new CallPaths((id) => `f${id}`, () => 'none', () => (t += r), () => 0);
+  f.startFrom({ own: 3 * r, perChild: 0 });
+  f.enter(0);
+  for (let i = 0; i < 400_000; i++) { f.enter(1); f.exit(1); }
+  f.exit(0);
+  assert.ok(Math.abs(f.overhead.own - 3 * r) < 1e-9 && Math.abs(f.overhead.perChild - r) < 1e-9, JSON.stringify(f.overhead));
 });
 
 test('call paths: after an await the time stays on the path that awaited, and the suspension is its waiting time', async () => {

@@ -57,8 +57,12 @@ export interface Overhead { own: number; perChild: number }
  * TIMED_EVERY operations: about 1 ns an operation.
  */
 export const TIMED_EVERY = 256;
-/** a timed operation longer than this (ms) was interrupted: dropped (an operation that reads the CPU clock takes 0.4-0.9 µs) */
-const TIMED_MAX_MS = 0.01;
+/**
+ * a timed operation longer than this (ms) was interrupted: dropped (one that reads the CPU
+ * clock takes 0.5-1 µs with the timing's reads; an interrupt of 10 µs would move a window's
+ * price by 20 ns)
+ */
+const TIMED_MAX_MS = 0.003;
 /**
  * timed operations in a window: each window's price replaces the last (what the
  * profile's work costs changes as V8 optimizes it and as the program's paths do)
@@ -84,10 +88,10 @@ interface PathNode {
 
 /**
  * a frame's numbers in the stack's Float64Array: segment start (wall, CPU), its
- * callees' time (wall, CPU) and virtual time (wall, CPU), and the count of
- * segments ended when it started
+ * callees' time (wall, CPU) and virtual time (wall, CPU), and the profile's own
+ * work priced into the segments ended when it started (see `priced`)
  */
-const WALL0 = 0, CPU0 = 1, CHILD_WALL = 2, CHILD_CPU = 3, CHILD_VWALL = 4, CHILD_VCPU = 5, ENDS0 = 6, FRAME = 7;
+const WALL0 = 0, CPU0 = 1, CHILD_WALL = 2, CHILD_CPU = 3, CHILD_VWALL = 4, CHILD_VCPU = 5, PRICED0 = 6, FRAME = 7;
 /** a node's values: calls, then ms: inclusive and exclusive wall, CPU, waiting, and the virtual four */
 const VALUES = 10;
 
@@ -106,8 +110,13 @@ export class CallPaths {
   private sFn = new Int32Array(64);
   private sOuter = new Uint8Array(64);
   private sNum = new Float64Array(64 * FRAME);
-  /** segments ended so far (a frame's descendants are those ended while it is on the stack) */
-  private ends = 0;
+  /**
+   * the profile's own work priced into every segment ended so far, ms, each its own and its
+   * share of its caller's at the price when it ended (a frame's descendants are those ended
+   * while it is on the stack: their price is what this grew by meanwhile, whatever the price
+   * is when the frame ends, as their virtual times were)
+   */
+  private priced = 0;
   /** the profile's own cost: the starting price (floor) until it is measured here, then the larger of the two */
   overhead: Overhead = { own: 0, perChild: 0 };
   private floor: Overhead = { own: 0, perChild: 0 };
@@ -121,11 +130,12 @@ export class CallPaths {
   private rand = 0x2545f491;
   private boundaries = 0;
   /**
-   * the timed operations' sums, ms: before and after the boundary read, and
-   * their count, for operations that start a segment (enter, resume) and for
-   * those that end one (exit, await); then a clock read's own cost and its count
+   * the timed operations' sums, ms, each with its count: of operations that
+   * start a segment (enter, resume) the work before the boundary read (where
+   * there is a caller) and after it; of those that end one (exit, await) the
+   * work before it and after it (where there is a caller); a clock read's cost
    */
-  private readonly timedSums = new Float64Array(8);
+  private readonly timedSums = new Float64Array(10);
   /** operations timed so far in windows whose price was taken (0: not measured yet) */
   measuredFrom = 0;
   private store: AsyncLocalStorage<Suspended> | null = null;
@@ -188,33 +198,41 @@ export class CallPaths {
     x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
     this.rand = x;
     this.untilTimed = 1 + ((x >>> 0) % (2 * TIMED_EVERY - 1));
-    const b = this.boundaries;
+    const b = this.boundaries, d0 = this.depth;
     const t0 = this.now();
     if (op === 0) this.enterOp(fn); else if (op === 1) this.exitOp(fn); else if (op === 2) this.suspendOp(fn); else this.resumeOp(fn);
     const t3 = this.now();
     const t4 = this.now();
     // no boundary read, or two; or longer than any operation takes: the thread was preempted or collected garbage inside (not the profile's work)
     if (this.boundaries !== b + 1 || t4 - t0 > TIMED_MAX_MS) return;
-    const s = this.timedSums, k = op === 0 || op === 3 ? 0 : 3;
-    s[k] += this.wallNow - t0;
-    s[k + 1] += t3 - this.wallNow;
-    s[k + 2]++;
-    s[6] += t4 - t3;
-    s[7]++;
-    if (s[7] >= TIMED_WINDOW && s[2] > 0 && s[5] > 0) this.measured();
+    const s = this.timedSums, before = this.wallNow - t0, after = t3 - this.wallNow;
+    // a side in the caller's segment counts only where there is a caller (an outermost
+    // call's lookup, or a resumption's from the event loop, is in no segment)
+    if (op === 0 || op === 3) {
+      if (d0 > 0) { s[0] += before; s[1]++; }
+      s[2] += after; s[3]++;
+    } else {
+      s[4] += before; s[5]++;
+      if (this.depth > 0) { s[6] += after; s[7]++; }
+    }
+    s[8] += t4 - t3;
+    s[9]++;
+    if (s[9] >= TIMED_WINDOW && s[3] > 0 && s[5] > 0) this.measured();
   }
 
   /**
    * A window's price replaces the last, never under the starting one (what the
-   * timed span leaves out, the handler's call, the calibration has).
+   * timed span leaves out, the handler's call, the calibration has). Where no
+   * timed operation had a caller, the caller's part stays as it was.
    */
   private measured(): void {
     const s = this.timedSums;
-    const r = s[6] / s[7];
-    // own: after the read that starts a segment, before the one that ends it; perChild: the rest, in the caller's segment
-    const own = s[1] / s[2] + s[3] / s[5] - r, perChild = s[0] / s[2] + s[4] / s[5] - r;
-    this.overhead = { own: Math.max(this.floor.own, own), perChild: Math.max(this.floor.perChild, perChild) };
-    this.measuredFrom += s[7];
+    const r = s[8] / s[9];
+    // own: after the read that starts a segment, before the one that ends it; perChild: the other sides, in the caller's segment
+    const own = s[2] / s[3] + s[4] / s[5] - r;
+    const perChild = s[1] > 0 && s[7] > 0 ? Math.max(this.floor.perChild, s[0] / s[1] + s[6] / s[7] - r) : this.overhead.perChild;
+    this.overhead = { own: Math.max(this.floor.own, own), perChild };
+    this.measuredFrom += s[9];
     s.fill(0);
   }
 
@@ -303,6 +321,7 @@ export class CallPaths {
     this.store = null;
     // measured anew from the next session's starting price
     this.timedSums.fill(0);
+    this.priced = 0;
     this.measuredFrom = 0;
   }
 
@@ -352,7 +371,7 @@ export class CallPaths {
     this.sNum[b + CHILD_CPU] = 0;
     this.sNum[b + CHILD_VWALL] = 0;
     this.sNum[b + CHILD_VCPU] = 0;
-    this.sNum[b + ENDS0] = this.ends;
+    this.sNum[b + PRICED0] = this.priced;
   }
 
   private grow(): void {
@@ -408,7 +427,7 @@ export class CallPaths {
     // virtual time: less the profile's own work in the segment, its own and that of every
     // callee segment inside it (each its own work and its share of this one's)
     const o = this.overhead;
-    const inside = o.own + (this.ends - num[b + ENDS0]) * (o.own + o.perChild);
+    const inside = o.own + (this.priced - num[b + PRICED0]);
     const vwall = Math.max(0, wall - inside), vcpu = Math.max(0, cpu - inside);
     const v = node.v;
     if (this.sOuter[d]) { v[1] += wall; v[3] += cpu; v[6] += vwall; v[8] += vcpu; }
@@ -418,7 +437,7 @@ export class CallPaths {
     v[9] += Math.max(0, vcpu - num[b + CHILD_VCPU]);
     node.active--;
     node.dirty = true;
-    this.ends++;
+    this.priced += o.own + o.perChild;
     if (d > 0) {
       const p = b - FRAME;
       num[p + CHILD_WALL] += wall;
