@@ -97,6 +97,8 @@ async function marked(opts: BenchOptions): Promise<string[]> {
     const w = Proc.spawn('work.js', ['marked', String(reps), 'warm']);
     try {
       await w.waitFor(/warm/, 0);
+      // warmed up twice, as the instrumented run is (before and after its switch)
+      await w.request('rewarm', /warm [\d. ]+\n/);
       plain.push(Number((await w.request('go', /work \S+ (\S+)/))[1]) / reps);
     } finally { w.child.kill(); }
     const { s, mm, p } = await launched(['work.js', 'marked', String(reps), 'warm'], /warm/);
@@ -106,7 +108,7 @@ async function marked(opts: BenchOptions): Promise<string[]> {
       await mm.enableAll('procedure_calls', '/Code/**');
       // timed as the plain run is, once V8 has compiled the switched code again: the
       // switch's own cost (the slowdown until then) is the observed cost's, not a timer's
-      const again = (await p.request('rewarm', /warm ([\d. ]+)/))[1].trim().split(' ').map(Number);
+      const again = (await p.request('rewarm', /warm ([\d. ]+)\n/))[1].trim().split(' ').map(Number);
       warmups = again.length;
       first.push(again[0]);
       settle.push(again.reduce((a, x) => a + x, 0) / again.length);
@@ -124,7 +126,7 @@ async function marked(opts: BenchOptions): Promise<string[]> {
   }
   const pj = median(plain), rj = median(raw), l = median(lo), h = median(hi), o = median(own), f = median(first), st = median(settle);
   return [
-    `marked (bench/targets/work.js: \`job\` is \`marked.parse\` of its README ×20), launched, the timed ${reps} repetitions after the warm-up (instrumented: after the warm-up again once the slots were switched on): \`wall\` of \`job\` with ` +
+    `marked (bench/targets/work.js: \`job\` is \`marked.parse\` of its README ×20), launched, the timed ${reps} repetitions after the warm-up, twice (instrumented: the second after the slots were switched on): \`wall\` of \`job\` with ` +
     '`procedure_calls` on every function of the program (`/Code/**`), against the mean ms per repetition of a plain process; beside it the program\'s own timer in the instrumented run. ' +
     `${rounds} round(s), medians:`,
     '',
