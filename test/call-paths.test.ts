@@ -125,16 +125,14 @@ test('call paths: a timed operation is split at its boundary read, the caller\'s
   // resumed from the event loop and awaiting again, no frame below: the caller's sides are in
   // no segment, so the caller's part stays the starting price
   const p = profile();
-  p.startFrom({ own: 0, perChild: 0 });
-  p.overhead = { own: 20 * r, perChild: 20 * r };
+  p.startFrom({ own: 20 * r, perChild: 20 * r }, false);
   for (let i = 0; i < 200_000; i++) { p.resume(1); t += P; p.suspend(1); }
   assert.ok(p.measuredFrom >= 512, `${p.measuredFrom} operations timed`);
   assert.ok(Math.abs(p.overhead.own - r) < 1e-9 && p.overhead.perChild === 20 * r, JSON.stringify(p.overhead));
   // under a frame of f0 that begins at a starting price above the one measured (as one
   // measured at the start, cold, is): own r, the caller's part r and the two W
   const q = profile();
-  q.startFrom({ own: 0, perChild: 0 });
-  q.overhead = { own: 20 * r, perChild: 20 * r };
+  q.startFrom({ own: 20 * r, perChild: 20 * r }, false);
   q.enter(0);
   for (let i = 0; i < 400_000; i++) { q.resume(1); t += P; q.suspend(1); t += Q; }
   q.exit(0);
@@ -150,7 +148,7 @@ test('call paths: a timed operation is split at its boundary read, the caller\'s
   // and a floor holds: never priced under the starting price
   t = 0;
   const f = new CallPaths((id) => `f${id}`, () => 'none', () => (t += r), () => 0);
-  f.startFrom({ own: 3 * r, perChild: 0 });
+  f.startFrom({ own: 3 * r, perChild: 0 }, true);
   f.enter(0);
   for (let i = 0; i < 400_000; i++) { f.enter(1); f.exit(1); }
   f.exit(0);

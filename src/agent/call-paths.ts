@@ -117,7 +117,7 @@ export class CallPaths {
    * is when the frame ends, as their virtual times were)
    */
   private priced = 0;
-  /** the profile's own cost: the starting price (floor) until it is measured here, then the larger of the two */
+  /** the profile's own cost: the starting price until a window is measured here, then the window's, never under the floor */
   overhead: Overhead = { own: 0, perChild: 0 };
   private floor: Overhead = { own: 0, perChild: 0 };
   /**
@@ -161,9 +161,12 @@ export class CallPaths {
     private readonly cpu: () => number,
   ) {}
 
-  /** The price the profile starts from (calibrated, or measured as it started): its own work is never priced under it. */
-  startFrom(o: Overhead): void {
-    this.floor = { ...o };
+  /**
+   * The price the profile starts from: calibrated (a floor: its own work is never priced
+   * under it), or measured as it started (cold, an overestimate: replaced by the first window's).
+   */
+  startFrom(o: Overhead, floor: boolean): void {
+    this.floor = floor ? { ...o } : { own: 0, perChild: 0 };
     this.overhead = { ...o };
   }
 
@@ -221,8 +224,8 @@ export class CallPaths {
   }
 
   /**
-   * A window's price replaces the last, never under the starting one (what the
-   * timed span leaves out, the handler's call, the calibration has). Where no
+   * A window's price replaces the last, never under the floor (what the timed
+   * span leaves out, the handler's call, a calibrated price has). Where no
    * timed operation had a caller, the caller's part stays as it was.
    */
   private measured(): void {

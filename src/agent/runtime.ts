@@ -848,9 +848,7 @@ export class Runtime {
       const known = sessionModules().calibration.readCalibrationEntry()?.pathOp;
       const calibrated = Array.isArray(known) && known.length === 2 && known.every((x) => typeof x === 'number' && x >= 0);
       const o = calibrated ? { own: known[0] / 1e6, perChild: known[1] / 1e6 } : measurePathOverhead(4000, 5, this.now, this.cpu);
-      // the measurement at start is an overestimate: the measurement where the profile runs replaces it
-      this.pathProfile.startFrom(calibrated ? o : { own: 0, perChild: 0 });
-      this.pathProfile.overhead = o;
+      this.pathProfile.startFrom(o, calibrated);
       // the calibrated price is the same in every thread: said once, by the main thread
       if (!calibrated || isMainThread()) this.notes.push(`call-path profile: its own work adds ${(o.own * 1e6).toFixed(0)} ns to a call's time and ${(o.perChild * 1e6).toFixed(0)} ns to its caller's ` +
         `(${calibrated ? 'calibrated' : 'measured in the thread as the profile started, before V8 optimized it: `paranode calibrate` measures it in steady state'}); ` +
