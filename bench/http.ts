@@ -11,9 +11,11 @@
 // and never attached: the host's drift (as large as the effect on these shared
 // cores) cancels in the ratios against it, throughput and CPU time per request.
 // Each repeated three times, interleaved; a crash or a failed request is stated.
+// Beside each run, the same windows on a new pair with no tool: what a single run's
+// ratio moves by on the host without paranode (the tolerance a run is judged with).
 // Beside it the same load on a server started with --cpu-prof: its throughput
 // and V8's top self-time functions, and whether diagnose named them.
-// `npm run bench -- --only http`, or: node dist/bench/http.js [--quick] [--nodes 22,26] [--modes unprepared] [--reps 3] [--no-profile]
+// `npm run bench -- --only http`, or: node dist/bench/http.js [--quick] [--nodes 22,26] [--modes unprepared] [--reps 3] [--no-profile] [--no-sham]
 import { execFileSync, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -237,9 +239,50 @@ async function cpuProfRun(v: string, seconds: number): Promise<{ plain: Load; pr
   }
 }
 
+/** A server of the Node and mode named on SERVERS_CPU, and its control: a second one of the same Node and mode, listening; `both` loads them alike. */
+async function startPair(v: string, mode: 'unprepared' | 'prepared', env: NodeJS.ProcessEnv) {
+  const nodeArgs = mode === 'prepared' ? ['--import', AGENT] : [];
+  const server = startServer(v, nodeArgs, env, SERVERS_CPU);
+  // the control, loaded in the same windows and never attached: what the host does to both (a
+  // neighbour, the clock) cancels in the ratio against it; what paranode does to its target does not
+  const control = startServer(v, nodeArgs, env, SERVERS_CPU);
+  const [port, cport] = await Promise.all([server, control].map(async (p) => Number((await p.waitFor(/listening (\d+)/))[1])));
+  const both = (seconds: number) => Promise.all([load(port, seconds, server.pid), load(cport, seconds, control.pid)]);
+  await both(2); // warm-up
+  return { server, control, port, cport, both };
+}
+
+/** One run's ratios against its control (see Paired): the server's windows before, during and after (null: it died), its control's. */
+function pairedRatios(before: Load, during: Load, after: Load | null, cBefore: Load, cDuring: Load, cAfter: Load): Omit<Paired, 'mode'> {
+  const paired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.rps / b.rps) / (ca.rps / cb.rps) : NaN);
+  const cpuPaired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.cpuPerRequest! / b.cpuPerRequest!) / (ca.cpuPerRequest! / cb.cpuPerRequest!) : NaN);
+  // the search without the attach: from the STEADY_FROM-th second of the session to the end of the load's
+  const sum = (xs: number[]) => xs.slice(STEADY_FROM).reduce((a, b) => a + b, 0);
+  const steady = (sum(during.perSecond) / sum(cDuring.perSecond)) / (before.rps / cBefore.rps);
+  return { steady, during: paired(during, before, cDuring, cBefore), after: paired(after, before, cAfter, cBefore), cpuDuring: cpuPaired(during, before, cDuring, cBefore), cpuAfter: cpuPaired(after, before, cAfter, cBefore) };
+}
+
+/**
+ * A run of a new pair with no tool in its "during" window: the same windows, loads and core as a
+ * run under diagnose. Its ratios are what a single run's move by on this host without paranode.
+ */
+async function shamRun(v: string, mode: 'unprepared' | 'prepared', env: NodeJS.ProcessEnv, window: number, seconds: number): Promise<Omit<Paired, 'mode'>> {
+  progress(`http: Node ${v}: ${mode}, the same windows with no tool`);
+  const { server, control, both } = await startPair(v, mode, env);
+  try {
+    const [before, cBefore] = await both(window);
+    const [during, cDuring] = await both(seconds + 4);
+    const [after, cAfter] = await both(window);
+    return pairedRatios(before, during, after, cBefore, cDuring, cAfter);
+  } finally {
+    for (const p of [server, control]) p.child.kill('SIGTERM');
+    await Promise.all([server.exited, control.exited]);
+  }
+}
+
 export const loadCell = (l: Load) => `${fmt(l.rps, 0)} req/s, p99 ${fmt(l.p99, 0)} ms, slowest second ${l.slowestSecond}${l.errors || l.non2xx ? `, **${l.errors} errors, ${l.non2xx} non-2xx**` : ''}`;
 
-export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?: ('unprepared' | 'prepared')[]; reps?: number; noProfile?: boolean }): Promise<Section> {
+export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?: ('unprepared' | 'prepared')[]; reps?: number; noProfile?: boolean; noSham?: boolean }): Promise<Section> {
   const versions = opts.nodes ?? ['22', '24', '26'];
   const modes = opts.modes ?? ['unprepared', 'prepared'];
   const reps = opts.reps ?? (opts.quick ? 1 : 3);
@@ -254,6 +297,9 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
   /** per mode: the search windows' observed and lost, time-weighted (sums, and their seconds) */
   const costSums = new Map<string, { observed: number; lost: number; s: number }>();
   const pairs: Paired[] = [];
+  /** runs of the same windows with no tool, one beside each run under diagnose (not in --quick) */
+  const sham = !opts.quick && !opts.noSham;
+  const shams: (Paired & { v: string; rep: number })[] = [];
   const tops = new Map<string, ProfileTop[]>();
   const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-http-cache-'));
   // the load generators and paranode on one core, the server and its control sharing the other:
@@ -272,15 +318,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
         for (const mode of modes) {
           progress(`http: Node ${v}: ${mode}, repetition ${rep} of ${reps}`);
           const env = { ...process.env, PARANODE_CACHE_DIR: cache };
-          const nodeArgs = mode === 'prepared' ? ['--import', AGENT] : [];
-          const server = startServer(v, nodeArgs, env, SERVERS_CPU);
-          // the control: a second server of the same Node and mode under the same load in the same
-          // windows, never attached. What the host does to both (a neighbour, the clock) cancels in
-          // the ratio against it; what paranode does to its target does not.
-          const control = startServer(v, nodeArgs, env, SERVERS_CPU);
-          const [port, cport] = await Promise.all([server, control].map(async (p) => Number((await p.waitFor(/listening (\d+)/))[1])));
-          const both = (seconds: number) => Promise.all([load(port, seconds, server.pid), load(cport, seconds, control.pid)]);
-          await both(2); // warm-up
+          const { server, control, port, cport, both } = await startPair(v, mode, env);
           const [before, cBefore] = await both(window);
           const json = path.join(cache, `diagnose-${v}-${mode}-${rep}.json`);
           const [d, cDuring] = await Promise.all([diagnoseUnderLoad(server.pid, port, diagnoseSeconds, json), load(cport, diagnoseSeconds + 4, control.pid)]);
@@ -289,13 +327,10 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
           const fate = alive ? 'alive' : `**died: ${server.exitSignal ?? `exit ${server.exitCode}`}**`;
           for (const p of [server, control]) p.child.kill('SIGTERM');
           await Promise.all([server.exited, control.exited]);
-          const paired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.rps / b.rps) / (ca.rps / cb.rps) : NaN);
-          const cpuPaired = (a: Load | null, b: Load, ca: Load, cb: Load) => (a ? (a.cpuPerRequest! / b.cpuPerRequest!) / (ca.cpuPerRequest! / cb.cpuPerRequest!) : NaN);
-          // the search without the attach: from the 10th second of the session to the end of the load's
-          const sum = (xs: number[]) => xs.slice(STEADY_FROM).reduce((a, b) => a + b, 0);
-          const steady = (sum(d.load.perSecond) / sum(cDuring.perSecond)) / (before.rps / cBefore.rps);
-          const p = { steady, during: paired(d.load, before, cDuring, cBefore), after: paired(after, before, cAfter, cBefore), cpuDuring: cpuPaired(d.load, before, cDuring, cBefore), cpuAfter: cpuPaired(after, before, cAfter, cBefore) };
+          const p = pairedRatios(before, d.load, after, cBefore, cDuring, cAfter);
           pairs.push({ mode, ...p });
+          // the same pair of windows with no tool: what a single run's ratio moves by without paranode
+          if (sham) shams.push({ mode, v, rep, ...await shamRun(v, mode, env, window, diagnoseSeconds) });
           // p99 by phase of the session: the attach (its first STEADY_FROM s), the search, the detach
           // (from the duration's end to a second after the tool ended), the control's in the same windows
           const detachEnd = Math.min((diagnoseSeconds + 4) * 1000, (Number.isFinite(d.exitedAt) ? d.exitedAt : Infinity) + 1000);
@@ -321,7 +356,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
             : [v, mode, String(rep), 'no report', ...Array<string>(10).fill('–')]);
           const ms = (l: Load | null) => (l?.cpuPerRequest === undefined || Number.isNaN(l.cpuPerRequest) ? '–' : fmt(l.cpuPerRequest, 2));
           pairedRows.push([v, mode, String(rep), `${fmt(cBefore.rps, 0)} / ${fmt(cDuring.rps, 0)} / ${fmt(cAfter.rps, 0)}`, fmt(d.load.rps / before.rps, 3),
-            `**${fmt(p.during, 3)}**`, fmt(steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
+            `**${fmt(p.during, 3)}**`, fmt(p.steady, 3), after ? fmt(p.after, 3) : '–', `${ms(before)} → ${ms(d.load)} → ${ms(after)}`, `${ms(cBefore)} → ${ms(cDuring)} → ${ms(cAfter)}`,
             fmt(p.cpuDuring, 3), after ? fmt(p.cpuAfter, 3) : '–', fmt(d.toolCpuMs / 1000, 1)]);
           rows.push([v, mode, String(rep), loadCell(before), loadCell(d.load), after ? loadCell(after) : '–', fmt(d.load.rps / before.rps, 3),
             d.observedAvg === null ? `no report (exit ${d.exitCode}): ${d.out.trim().split('\n').pop()}` : `${fmt(d.observedAvg * 100, 2)} % (max ${fmt((d.observedMax ?? 0) * 100, 1)} %)`, fate]);
@@ -357,6 +392,7 @@ export async function benchHttp(opts: BenchOptions & { nodes?: string[]; modes?:
       'CPU ms per request before → during → after', 'control\'s CPU ms per request', 'CPU per request during, over the control\'s', 'after, over the control\'s', 'paranode\'s CPU s'], pairedRows),
     '',
     ...pairedSummary(pairs),
+    ...(shams.length ? ['', ...shamSummary(pairs, shams)] : []),
     '',
     `p99 latency (ms) of the server by phase, its control's in the same window in parentheses: before; the attach (the session's first ${STEADY_FROM} s); ` +
     `the search (from its ${STEADY_FROM}th second to the end of \`--duration\`); the detach (from the end of \`--duration\` to a second after the tool ended, ` +
@@ -405,11 +441,41 @@ function pairedSummary(pairs: Paired[]): string[] {
   });
 }
 
+/**
+ * The runs with no tool against those under diagnose: each tool-free run's ratios (a table), the
+ * widest fall under 1 of a tool-free run's ratio over the session (the tolerance a single run's
+ * ratio is judged with: the host's own spread, measured in the same bench), and per mode how many
+ * runs under diagnose kept 0.95 less that tolerance, with the two medians' difference (the tool's
+ * effect by the median).
+ */
+function shamSummary(pairs: Paired[], shams: (Paired & { v: string; rep: number })[]): string[] {
+  const median = (xs: number[]) => { const o = xs.filter(Number.isFinite).sort((a, b) => a - b); return o.length ? o[o.length >> 1] : NaN; };
+  const tolerance = Math.max(0, ...shams.map((x) => 1 - x.during).filter(Number.isFinite));
+  const lines = [
+    `The same windows with no tool: beside each run above, a new server and control of the same Node and mode, loaded alike (warm-up, before, ` +
+    'a "during" window as long as the diagnose run\'s load, after), nothing attached. Their ratios over the control\'s are what a single run\'s ratio moves by on this host without paranode:',
+    '',
+    table(['Node', 'server', 'rep.', 'throughput during, over the control\'s', `from its ${STEADY_FROM}th second`, 'after, over the control\'s', 'CPU per request during, over the control\'s'],
+      shams.map((x) => [x.v, x.mode, String(x.rep), fmt(x.during, 3), fmt(x.steady, 3), fmt(x.after, 3), fmt(x.cpuDuring, 3)])),
+    '',
+    `- with no tool, the widest fall of a run's ratio under 1 over the session: **${fmt(tolerance * 100, 1)} points** (the tolerance a single run is judged with below)`,
+  ];
+  for (const mode of [...new Set(pairs.map((p) => p.mode))]) {
+    const ps = pairs.filter((p) => p.mode === mode), ss = shams.filter((x) => x.mode === mode);
+    if (!ss.length) continue;
+    const md = median(ps.map((p) => p.during)), ms = median(ss.map((x) => x.during));
+    lines.push(`- ${mode}: with no tool ${fmt(Math.min(...ss.map((x) => x.during)), 3)}-${fmt(Math.max(...ss.map((x) => x.during)), 3)} (median ${fmt(ms, 3)}); ` +
+      `under diagnose median ${fmt(md, 3)}, **${ps.filter((p) => p.during >= 0.95 - tolerance).length} of ${ps.length} at 0.95 less the tolerance (${fmt(0.95 - tolerance, 3)}) or more**; ` +
+      `the medians' difference ${fmt((ms - md) * 100, 1)} points (the limit: 5)`);
+  }
+  return lines;
+}
+
 if (require.main === module) {
   const args = process.argv.slice(2);
   const value = (flag: string) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
   benchHttp({
-    quick: args.includes('--quick'), noProfile: args.includes('--no-profile'), nodes: value('--nodes')?.split(','),
+    quick: args.includes('--quick'), noProfile: args.includes('--no-profile'), noSham: args.includes('--no-sham'), nodes: value('--nodes')?.split(','),
     modes: value('--modes')?.split(',') as ('unprepared' | 'prepared')[] | undefined, reps: value('--reps') ? Number(value('--reps')) : undefined,
   })
     .then((s) => process.stdout.write(`## ${s.title}\n\n${s.body.join('\n')}\n`))
