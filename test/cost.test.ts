@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
-import { calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
+import { BUSY_SHARE, busyWarning, calibration, Calibration, classCost, loadCalibration, pinningFactor } from '../src/cost/calibration';
 import { CpuSampler, predictedSamplingShare, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
 import { COST_SERIES, RELAY_CLASS, STACK_SAMPLE_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
@@ -50,10 +50,12 @@ test('calibration: measured once, kept per machine and Node version, every cost 
   assert.deepEqual(classCost(c, STACK_SAMPLE_CLASS), c.stackSample);
   const [lo, hi] = classCost(c, 'slot:n2c1p1');
   assert.ok(lo <= hi);
-  // the second call measures nothing
+  // how busy the machine was while its targets ran: a share of their time (Linux)
+  assert.ok(c.waited !== undefined && c.waited >= 0 && c.waited <= 1, `waited ${c.waited}`);
+  // the second call measures nothing (and says again that it was made on a busy machine, where it was)
   const again: string[] = [];
   assert.deepEqual(await calibration({ progress: (m) => again.push(m) }), c);
-  assert.deepEqual(again, []);
+  assert.deepEqual(again, busyWarning(c) ? [busyWarning(c)] : []);
 });
 
 test('observed_cost: exact handler runs per cost class, priced by the calibration, low and high bound', async () => {
@@ -630,4 +632,33 @@ test('paranode calibrate: measures afresh, keeps it, and prints every price, a s
   assert.ok(out.includes(`\na stack sample of V8's profiler takes ${us} µs of the sampled thread\n`), out);
   // progress on stderr, one line a measurement
   assert.match(err, /a stack sample of the program's thread/);
+});
+
+test('paranode calibrate on a busy machine: what its targets waited for a CPU is kept and said, and a diagnosis priced by it says so', async () => {
+  const busyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'paranode-busy-config-'));
+  after(() => fs.rmSync(busyDir, { recursive: true, force: true }));
+  const env = { ...process.env, PARANODE_CONFIG_DIR: busyDir };
+  // a neighbour that never sleeps, on the one core the tool and its targets are given
+  const cpu = String(os.cpus().length - 1);
+  const hog = spawn('taskset', ['-c', cpu, process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' });
+  after(() => hog.kill('SIGKILL'));
+  const run = async (args: string[]) => {
+    const tool = spawn('taskset', ['-c', cpu, process.execPath, CLI, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    tool.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    tool.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+    assert.equal(await new Promise((r) => tool.once('close', r)), 0, err);
+    return { out, err };
+  };
+  const { err } = await run(['calibrate']);
+  const c = Object.values(JSON.parse(fs.readFileSync(path.join(busyDir, 'calibration.json'), 'utf8')) as Record<string, Calibration>)[0];
+  // sharing its core with the neighbour, a target waits for it about half the time it could run
+  assert.ok(c.waited !== undefined && c.waited > BUSY_SHARE, `waited ${c.waited}`);
+  assert.ok(err.includes(`paranode: ${busyWarning(c)}\n`), err);
+  assert.match(err, /measured while the machine was busy: its targets waited for a CPU \d+ % of the time they could run/);
+  // a diagnosis priced by it (the neighbour gone) says so in its report, and its progress on stderr
+  hog.kill('SIGKILL');
+  const d = await run(['diagnose', '-d', '3', '--', process.execPath, path.join(ROOT, 'demo', 'cpu-bound.js')]);
+  assert.match(d.out, /^paranode: the costs were priced by a calibration measured on a busy machine \(its targets waited for a CPU \d+% of their time\): they may read up to 2× high/m);
+  assert.ok(d.err.includes(busyWarning(c)!), d.err);
 });

@@ -3,6 +3,7 @@
 // takes a large share of the time themselves, most important (largest share
 // of a thread's time they account for by themselves, over the part of the run
 // they held in) first, each with the interval it held in and its source.
+import { busyWarning } from '../cost/calibration';
 import { codeLevel } from './focus-parts';
 import { hypothesis } from './hypotheses';
 import { PHASE_END, PHASE_START } from './search';
@@ -67,6 +68,11 @@ export interface Diagnosis {
      * the debugger's commands and the last request by their round trips, a high bound) and that time's share of it
      */
     detach?: { at: number; seconds: number; main: number; observed: number };
+    /**
+     * where the calibration the costs were priced with was measured on a busy machine: the share of
+     * its targets' time they waited for a CPU (its prices, and this observed cost, may read high)
+     */
+    calibrationWaited?: number;
   };
   /** when the search's clock started (ms since the epoch): time 0 of cost.trace and phases, to set them beside other records */
   startedAt: number;
@@ -227,6 +233,7 @@ export function diagnosis(c: PerformanceConsultant, pid: number, processFocus: s
       trace: [...trace],
       ...(c.beforeSearch ? { beforeSearch: { ...c.beforeSearch } } : {}),
       ...(c.afterSearch ? { afterSearch: { ...c.afterSearch } } : {}),
+      ...(c.calibration && busyWarning(c.calibration) ? { calibrationWaited: c.calibration.waited } : {}),
     },
     phases,
     startedAt: c.startedAt,
@@ -266,6 +273,9 @@ export function renderDiagnosis(d: Diagnosis): string {
   if (post) lines.push(`paranode: the search's end (after the last window: its tests taken out): the tool's work took ${Math.round(post.busiest * 1000)} ms of the busiest thread in ${Math.round(post.seconds * 1000)} ms (${pct(post.observed)})`);
   const det = d.cost.detach;
   if (det) lines.push(`paranode: the detach (after the last window): it stopped the main thread for ${Math.round(det.main * 1000)} ms in ${Math.round(det.seconds * 1000)} ms (${pct(det.observed)})`);
+  if (d.cost.calibrationWaited !== undefined) {
+    lines.push(`paranode: the costs were priced by a calibration measured on a busy machine (its targets waited for a CPU ${pct(d.cost.calibrationWaited)} of their time): they may read up to 2× high; \`paranode calibrate\` on a quiet machine measures them again`);
+  }
   if (d.targetFate) lines.push(`paranode: the target ${d.targetFate}; the diagnosis covers what was sampled until then`);
   if (!d.bottlenecks.length) lines.push('no hypothesis held: no bottleneck found above the thresholds');
   d.bottlenecks.forEach((b, i) => {

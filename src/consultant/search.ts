@@ -309,6 +309,8 @@ export class PerformanceConsultant extends EventEmitter {
   private costStart?: { t: number; totals: Map<string, number>; ongoing: Map<string, number>; waits: Map<string, number> };
   private completeAt?: number;
   private cal?: Calibration;
+  /** the calibration the search priced with (once it started) */
+  get calibration(): Calibration | undefined { return this.cal; }
   /**
    * New tests a step may start: predictions from static frequencies can be
    * far off until observed cost has corrected them, so the number doubles

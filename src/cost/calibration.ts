@@ -59,6 +59,57 @@ export interface Calibration {
    * mean less and plus two standard errors (calibrate/stack-sample.js).
    */
   stackSample: Pair;
+  /**
+   * The share of the time the calibration's targets could run that their threads waited for
+   * a CPU instead (Linux schedstat; absent elsewhere and in calibrations made before it was
+   * kept). Their loops are timed by the wall clock: a machine busy while they ran makes every
+   * price read high (up to 2× seen on a shared 2-core machine), so over BUSY_SHARE it is said.
+   */
+  waited?: number;
+}
+
+/** a calibration whose targets waited for a CPU more than this share of their time is said to be measured on a busy machine */
+export const BUSY_SHARE = 0.1;
+
+/** What to tell of a calibration measured on a busy machine, or null. */
+export function busyWarning(c: Calibration): string | null {
+  if (c.waited === undefined || !(c.waited > BUSY_SHARE)) return null;
+  return `the calibration of Node ${c.node} on this machine (${c.measuredAt}) was measured while the machine was busy: its targets waited for a CPU ` +
+    `${(c.waited * 100).toFixed(0)} % of the time they could run, so its prices (and the observed cost they give) may read up to 2× high; ` +
+    '`paranode calibrate` measures them again, best on a quiet machine';
+}
+
+/** [ns on a CPU, ns ready to run but waiting for one] of a process's main thread so far (Linux schedstat), or null where it cannot be read. */
+export function threadWaits(pid: number): [number, number] | null {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ');
+    const run = Number(f[0]), wait = Number(f[1]);
+    return Number.isFinite(run) && Number.isFinite(wait) ? [run, wait] : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Sums what the main threads of calibration targets ran and waited between two readings each (waitedShare). */
+class Waits {
+  private run = 0;
+  private wait = 0;
+  private seen = false;
+  /** reads a target now; the function returned reads it again and adds the difference (before the target is killed) */
+  from(pid: number | undefined): () => void {
+    const a = pid === undefined ? null : threadWaits(pid);
+    return () => {
+      const b = a && threadWaits(pid!);
+      if (!a || !b) return;
+      this.run += b[0] - a[0];
+      this.wait += b[1] - a[1];
+      this.seen = true;
+    };
+  }
+
+  get share(): number | undefined {
+    return this.seen && this.run + this.wait > 0 ? this.wait / (this.run + this.wait) : undefined;
+  }
 }
 
 /** The pinning factor of a function: its straight-line shape's where it has no loop, else the highest measured. */
@@ -94,11 +145,17 @@ function saveCalibration(c: Calibration): string {
 /** The calibration, measured now if there is none (or if `fresh`). */
 export async function calibration(opts: { fresh?: boolean; progress?: (msg: string) => void } = {}): Promise<Calibration> {
   const known = opts.fresh ? null : loadCalibration();
-  if (known) return known;
+  if (known) {
+    const busy = busyWarning(known);
+    if (busy) opts.progress?.(busy);
+    return known;
+  }
   opts.progress?.('calibrating instrumentation costs on this machine (once per Node version; `paranode calibrate` measures again)');
   const c = await measure(opts.progress);
   const where = saveCalibration(c);
   opts.progress?.(`calibration saved in ${where}`);
+  const busy = busyWarning(c);
+  if (busy) opts.progress?.(busy);
   return c;
 }
 
@@ -220,8 +277,10 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
   let wrap = 0;
   let switched: Pair = [0, 0];
   let pathOp: Pair = [0, 0];
+  const waits = new Waits();
   // slots and wrapping: launched, so the target's code is prepared as it loads
   const launched = await Session.launch(node, [], { stdio: 'pipe', cwd });
+  const launchedWaits = waits.from(launched.pid);
   try {
     const d = new Driver(launched.child!);
     d.s = launched;
@@ -238,6 +297,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     switched = await d.switchCost('p', at('next'), 20, 40);
     progress?.('  a call-path profile of a call');
     pathOp = await d.pathCost('f', [at('loopF'), at('f')], 'target.js/f');
+    launchedWaits();
   } finally {
     await launched.detach().catch(() => undefined);
     launched.child?.kill();
@@ -250,8 +310,10 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     const d = new Driver(child);
     await d.line('', /ready/);
     d.s = await Session.attach(child.pid!, { planLimitMs: 0 });
+    const attachedWaits = waits.from(child.pid);
     try {
       breakpoint = await d.cost('f', at('f'), 'x++;', { n: 200, reps: 3 });
+      attachedWaits();
     } finally {
       await d.s.detach().catch(() => undefined);
     }
@@ -283,6 +345,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     switched,
     pathOp,
     stackSample,
+    ...(waits.share === undefined ? {} : { waited: waits.share }),
   };
 }
 
