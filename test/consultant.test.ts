@@ -267,7 +267,7 @@ test('with no cost limit, a function whose own code holds the time is refined in
     // least (a program started plainly), within the session's time before the search
     const pre = a.cost.beforeSearch;
     assert.ok(pre && pre.seconds > 0 && pre.seconds * 1000 <= a.startedAt + a.durationSeconds * 1000 - attaching && pre.busiest > 0 && pre.observed === Math.min(1, pre.busiest / pre.seconds), JSON.stringify(pre));
-    assert.match(renderDiagnosis(a), /\nparanode: before the search \(the attach or launch, the sampler's start\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%; no cost window covers it\)\n/);
+    assert.match(renderDiagnosis(a), /\nparanode: before the search \(the attach or launch, the sampler's start\): the tool's work took \d+ ms of the busiest thread in \d+ ms \(\d\S*%; no cost window covers it: what is over the limit is paid back by a pause in testing\)\n/);
     // the search's end after its last window, which no window covers either: the last sample's reading at least,
     // ending by the report's time
     const post = a.cost.afterSearch;
@@ -340,6 +340,12 @@ test('async-wait demo: waiting, at fetchProfile (awaiting the network), not at i
   assert.ok(cpu.every((x) => x.interval[0] <= 1 && x.interval[1] < b.interval[1] && (x.focus === '/Code/async-wait.js' || x.focus.startsWith('/Process/'))), JSON.stringify(d.bottlenecks));
   for (const caller of ['loadUser', 'loadUsers', 'main']) assert.equal(d.searchHistory.find((n) => n.focus === `/Code/async-wait.js/${caller}`)?.state, 'true');
   assert.ok(d.searchSeconds !== null && d.searchSeconds < WITHIN, `search took ${d.searchSeconds} s`);
+  // the launch's work before the search over the limit is paid back before its thread's first test: the
+  // debt falls by at most the limit's share of each second, so no window ends with a test running sooner
+  const pre = d.cost.beforeSearch!, limit = d.cost.limit!;
+  const owed = pre.busiest - limit * pre.seconds;
+  const firstTest = d.cost.trace.find((w) => w.tests > 0);
+  assert.ok(owed > 0 && firstTest && firstTest.t >= owed / limit, JSON.stringify({ pre, owed, trace: d.cost.trace.slice(0, 12) }));
   // the stack samples are the program's: paranode's own parser, preparing modules in this thread, is not in them
   assert.ok((d.hottest ?? []).every((h) => h.node ? /^(node:|\(native\)\/)/.test(h.function) : h.function.startsWith('async-wait.js/')), JSON.stringify(d.hottest));
   // nor is the tool's own code, where it calls Node (the sampler's inspector session, its clock reads)

@@ -268,7 +268,7 @@ export function renderDiagnosis(d: Diagnosis): string {
   const lim = d.cost.limit === null ? 'no limit' : `limit ${pct(d.cost.limit)}`;
   lines.push(`paranode: diagnosis of process ${d.pid}: ${searched}; ${d.searchHistory.length} nodes tested; instrumentation cost ${pct(d.cost.observed.avg)} on average, ${pct(d.cost.observed.max)} at most (${lim})`);
   const pre = d.cost.beforeSearch;
-  if (pre) lines.push(`paranode: before the search (the attach or launch, the sampler's start): the tool's work took ${Math.round(pre.busiest * 1000)} ms of the busiest thread in ${Math.round(pre.seconds * 1000)} ms (${pct(pre.observed)}; no cost window covers it)`);
+  if (pre) lines.push(`paranode: before the search (the attach or launch, the sampler's start): the tool's work took ${Math.round(pre.busiest * 1000)} ms of the busiest thread in ${Math.round(pre.seconds * 1000)} ms (${pct(pre.observed)}; no cost window covers it: what is over the limit is paid back by a pause in testing)`);
   const post = d.cost.afterSearch;
   if (post) lines.push(`paranode: the search's end (after the last window: its tests taken out): the tool's work took ${Math.round(post.busiest * 1000)} ms of the busiest thread in ${Math.round(post.seconds * 1000)} ms (${pct(post.observed)})`);
   const det = d.cost.detach;
