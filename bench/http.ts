@@ -22,7 +22,7 @@ import * as os from 'os';
 import * as path from 'path';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 import autocannon = require('autocannon');
-import { BenchOptions, fmt, Proc, progress, ROOT, Section, table, TARGETS } from './lib';
+import { BenchOptions, fmt, median, Proc, progress, ROOT, Section, table, TARGETS } from './lib';
 
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 export const AGENT = path.join(ROOT, 'dist', 'src', 'agent', 'dormant.js');
@@ -449,7 +449,6 @@ function pairedSummary(pairs: Paired[]): string[] {
  * effect by the median).
  */
 function shamSummary(pairs: Paired[], shams: (Paired & { v: string; rep: number })[]): string[] {
-  const median = (xs: number[]) => { const o = xs.filter(Number.isFinite).sort((a, b) => a - b); return o.length ? o[o.length >> 1] : NaN; };
   const tolerance = Math.max(0, ...shams.map((x) => 1 - x.during).filter(Number.isFinite));
   const lines = [
     `The same windows with no tool: beside each run above, a new server and control of the same Node and mode, loaded alike (warm-up, before, ` +
@@ -463,7 +462,7 @@ function shamSummary(pairs: Paired[], shams: (Paired & { v: string; rep: number 
   for (const mode of [...new Set(pairs.map((p) => p.mode))]) {
     const ps = pairs.filter((p) => p.mode === mode), ss = shams.filter((x) => x.mode === mode);
     if (!ss.length) continue;
-    const md = median(ps.map((p) => p.during)), ms = median(ss.map((x) => x.during));
+    const md = median(ps.map((p) => p.during).filter(Number.isFinite)), ms = median(ss.map((x) => x.during).filter(Number.isFinite));
     lines.push(`- ${mode}: with no tool ${fmt(Math.min(...ss.map((x) => x.during)), 3)}-${fmt(Math.max(...ss.map((x) => x.during)), 3)} (median ${fmt(ms, 3)}); ` +
       `under diagnose median ${fmt(md, 3)}, **${ps.filter((p) => p.during >= 0.95 - tolerance).length} of ${ps.length} at 0.95 less the tolerance (${fmt(0.95 - tolerance, 3)}) or more**; ` +
       `the medians' difference ${fmt((ms - md) * 100, 1)} points (the limit: 5)`);

@@ -90,25 +90,24 @@ export function threadWaits(pid: number): [number, number] | null {
   }
 }
 
-/** Sums what the main threads of calibration targets ran and waited between two readings each (waitedShare). */
+/** Sums what the main threads of calibration targets ran and waited between two readings each (Calibration.waited). */
 class Waits {
   private run = 0;
   private wait = 0;
-  private seen = false;
   /** reads a target now; the function returned reads it again and adds the difference (before the target is killed) */
-  from(pid: number | undefined): () => void {
-    const a = pid === undefined ? null : threadWaits(pid);
+  from(pid: number): () => void {
+    const a = threadWaits(pid);
     return () => {
-      const b = a && threadWaits(pid!);
+      const b = a && threadWaits(pid);
       if (!a || !b) return;
       this.run += b[0] - a[0];
       this.wait += b[1] - a[1];
-      this.seen = true;
     };
   }
 
+  /** the share of the time read that the targets waited (undefined: nothing read) */
   get share(): number | undefined {
-    return this.seen && this.run + this.wait > 0 ? this.wait / (this.run + this.wait) : undefined;
+    return this.run + this.wait > 0 ? this.wait / (this.run + this.wait) : undefined;
   }
 }
 
@@ -144,16 +143,13 @@ function saveCalibration(c: Calibration): string {
 
 /** The calibration, measured now if there is none (or if `fresh`). */
 export async function calibration(opts: { fresh?: boolean; progress?: (msg: string) => void } = {}): Promise<Calibration> {
-  const known = opts.fresh ? null : loadCalibration();
-  if (known) {
-    const busy = busyWarning(known);
-    if (busy) opts.progress?.(busy);
-    return known;
+  let c = opts.fresh ? null : loadCalibration();
+  if (!c) {
+    opts.progress?.('calibrating instrumentation costs on this machine (once per Node version; `paranode calibrate` measures again)');
+    c = await measure(opts.progress);
+    opts.progress?.(`calibration saved in ${saveCalibration(c)}`);
   }
-  opts.progress?.('calibrating instrumentation costs on this machine (once per Node version; `paranode calibrate` measures again)');
-  const c = await measure(opts.progress);
-  const where = saveCalibration(c);
-  opts.progress?.(`calibration saved in ${where}`);
+  // measured now or kept: whoever prices by it hears that it may read high
   const busy = busyWarning(c);
   if (busy) opts.progress?.(busy);
   return c;
@@ -310,7 +306,7 @@ async function measure(progress?: (msg: string) => void): Promise<Calibration> {
     const d = new Driver(child);
     await d.line('', /ready/);
     d.s = await Session.attach(child.pid!, { planLimitMs: 0 });
-    const attachedWaits = waits.from(child.pid);
+    const attachedWaits = waits.from(child.pid!);
     try {
       breakpoint = await d.cost('f', at('f'), 'x++;', { n: 200, reps: 3 });
       attachedWaits();
