@@ -563,7 +563,7 @@ export class TargetThread {
 
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
-    const s = await this.cdp.evaluateNow<Sample>(`${R}.sample()`);
+    const s = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.sampleText()`)) as Sample;
     if (s.stacks) {
       this.frames.nameStacks(s.stacks);
       // scripts announced to the debugger since: those with source maps are tagged from now on
