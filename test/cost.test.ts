@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { BUSY_SHARE, busyWarning, calibration, Calibration, classCost, loadCalibration, pinningFactor, threadWaits } from '../src/cost/calibration';
-import { CpuSampler, predictedSamplingShare, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
+import { CpuSampler, MAX_INTERVAL_US, predictedSamplingShare, SAMPLE_INTERVAL_US } from '../src/agent/cpu-sampler';
 import { ObservedCostWatch } from '../src/cli/cost-limit';
 import { COST_SERIES, RELAY_CLASS, STACK_SAMPLE_CLASS, SWITCH_GAP_MS, TOOL_CLASS } from '../src/agent/runtime';
 import { THREAD_SERIES } from '../src/session/series';
@@ -125,15 +125,17 @@ test('predicted cost: each point its calibrated cost times its expected runs; a 
   close((await at('looped/g()', (r) => (r.function === 'looped' ? 3 : undefined))).cost, 3 * STATIC_TRIPS * counter);
 });
 
-test("stack samples dear to read (deep stacks, each sample a new one) are taken less often from then on, and the diagnosis says so; a shallow program's are not", async (t) => {
-  const slower = /^stack samples: they took [\d.]+ % of the time the thread could run \(reading them, V8's profiler thread, and taking them\); V8 samples it every (\d+) ms from now on \(was 10 ms; [\d.]+ % expected\), their cost kept under 2.5 % of the thread$/;
+test("stack samples dear to read (deep stacks, each sample a new one) are taken less often, and the diagnosis says so; a shallow program's are not", async (t) => {
+  // (V8 samples at 40 ms first, and more often only where that fits: said where it does not)
+  const slower = /^stack samples: V8 samples the thread every (\d+) ms, the first interval under a cost limit: at \d+ ms they would take [\d.]+ % of the time it could run with the profiler's restart \(\d+ ms here\), over their budget of 2.5 % of the thread$|^stack samples: V8 samples the thread every (\d+) ms from now on \(was 40 ms, the first interval under a cost limit; [\d.]+ % of the time it could run expected with the profiler's restart, \d+ ms here\), their cost kept under 2.5 % of the thread$/;
   // under the default 5 % limit the samples may take half of it (judged over two seconds of windows)
   await calibration();
   const { diagnosis: d, session: deep } = await diagnose({ command: [process.execPath, 'deep-stacks.js', '120'] }, { cwd: FIXTURES, stdio: 'pipe', hypotheses: ['cpu_bound'], durationSeconds: 15 });
   deep.child?.kill();
   const note = (d.sampling ?? []).find((n) => slower.test(n));
   assert.ok(note, JSON.stringify(d.sampling));
-  const every = Number(slower.exec(note)![1]);
+  const m = slower.exec(note)!;
+  const every = Number(m[1] ?? m[2]);
   assert.ok(every >= 20 && every <= 40, `${every} ms`);
   assert.ok(renderDiagnosis(d).includes(`\n${note}\n`), renderDiagnosis(d));
   // the samples still came, and named the program's functions
@@ -528,6 +530,48 @@ test("the stack samples' budget is a share of the time the thread could run: a t
   const ahead = notes(0, 0.7e6, 500, 60_000);
   assert.equal(ahead.length, 1, ahead.join('\n'));
   assert.deepEqual(notes(0, 0.7e6, 5, 1500), []);
+});
+
+test("stack samples under a cost limit start at the longest interval, and are taken more often once where that fits the budget with the profiler's restart", () => {
+  const deep = (n: number): number => (n === 0 ? Math.sqrt(performance.now()) : deep(n - 1) + 1);
+  const run = (readyShare: number, samplePriceNs = 0, restartMs?: number): { said: string[]; windows: { samples: number; intervalUs?: number }[] } => {
+    const said: string[] = [];
+    const t0 = performance.now();
+    const sampler = new CpuSampler((_url, name) => name || null, () => false, (n) => said.push(n), 0.05, undefined, () => readyShare * (performance.now() - t0), MAX_INTERVAL_US);
+    sampler.priceSamples(samplePriceNs);
+    assert.ok(sampler.start());
+    if (restartMs !== undefined) (sampler as unknown as { restartMs: number }).restartMs = restartMs;
+    const windows: { samples: number; intervalUs?: number }[] = [];
+    for (let w = 0; w < 30; w++) {
+      const end = performance.now() + 100;
+      while (performance.now() < end) deep(30);
+      windows.push(sampler.take());
+    }
+    sampler.stop();
+    return { said, windows };
+  };
+  // this thread's shallow samples cost little: from the first judged second (10 windows) V8 samples every 10 ms, the default: nothing said
+  const cheap = run(0);
+  assert.deepEqual(cheap.said, []);
+  // the windows before it were V8's 40-ms ones (a tenth of a second: 2-3 samples), those after it 10-ms ones (about 10)
+  const at = cheap.windows.findIndex((w) => w.intervalUs === undefined);
+  assert.ok(at >= 9 && at <= 13, `the first 10-ms window: ${at}`);
+  const middle = (ws: { samples: number }[]) => ws.map((w) => w.samples).sort((a, b) => a - b)[ws.length >> 1];
+  const before = cheap.windows.slice(1, at), after = cheap.windows.slice(at + 1);
+  assert.ok(before.every((w) => w.intervalUs === MAX_INTERVAL_US) && middle(before) <= 4, JSON.stringify(before));
+  assert.ok(after.every((w) => w.intervalUs === undefined) && middle(after) >= 6, JSON.stringify(after));
+  // a restart dearer than the budget over the next 10 s (0.05 * 10 s = 0.5 s) is not made: it stays at 40 ms, and says why
+  const stays = /^stack samples: V8 samples the thread every 40 ms, the first interval under a cost limit: at 30 ms they would take ([\d.]+) % of the time it could run with the profiler's restart \((\d+) ms here\), over their budget of 5 % of the thread$/;
+  const dear = run(0, 0, 600);
+  assert.equal(dear.said.length, 1, dear.said.join('\n'));
+  const [, took, restart] = stays.exec(dear.said[0]) ?? assert.fail(dear.said[0]);
+  assert.ok(Number(took) > 5 && restart === '600', dear.said[0]);
+  assert.ok(dear.windows.slice(1).every((w) => w.intervalUs === MAX_INTERVAL_US), JSON.stringify(dear.windows));
+  // nor where a shorter interval's samples would take over the budget (a sample priced at 1.5 ms: 5 % of the thread at 30 ms)
+  const priced = run(0, 1.5e6, 0);
+  assert.equal(priced.said.length, 1, priced.said.join('\n'));
+  assert.match(priced.said[0], stays);
+  assert.ok(priced.windows.slice(1).every((w) => w.intervalUs === MAX_INTERVAL_US), JSON.stringify(priced.windows));
 });
 
 test("observed cost of the agent's relay: its thread's CPU time from its start, as the kernel counts it, at every sample", async (t) => {

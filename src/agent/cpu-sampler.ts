@@ -43,6 +43,8 @@ export const DEFAULT_SAMPLING_BUDGET = 0.025;
 export const MAX_INTERVAL_US = 40_000;
 /** the intervals the budget chooses from: multiples of this */
 const INTERVAL_STEP_US = 10_000;
+/** a shorter interval pays for its restart over this long at most (see shorter) */
+const SHORTEN_OVER_MS = 10_000;
 
 /** the name V8 gives its profiler's thread (Linux shows 15 characters of a thread's name) */
 const PROFILER_THREAD = 'v8:ProfEvntProc';
@@ -163,7 +165,11 @@ export class CpuSampler {
   private finished: Profile | null = null;
   private post: ((method: string, params?: object) => void) | null = null;
   /** the sampling interval now (µs) */
-  private interval = SAMPLE_INTERVAL_US;
+  private interval: number;
+  /** the first interval may yet be made shorter (once at most, before any other change: see shorter) */
+  private mayShorten: boolean;
+  /** the restart's share counted in a shortening's expected share (see shorter) */
+  private restartShare = 0;
   /** what reading windows cost since `since` (ms), and its share of the time over the last second or more of them */
   private spent = 0;
   private since = 0;
@@ -203,10 +209,14 @@ export class CpuSampler {
    * @param readyMs the time (ms) the thread has waited for a CPU while ready to run: the budget
    *   is a share of the time it could run (runnable-time.ts; a loaded server sharing its core
    *   paid 4.4 % of what it ran for a budget of 2.5 %)
+   * @param firstUs the first interval (µs): under a cost limit MAX_INTERVAL_US (see shorter)
    */
   constructor(private readonly frameKey: FrameKey, private readonly isTool: (url: string) => boolean = () => false,
     private readonly note: (text: string) => void = () => undefined, private readonly budget = DEFAULT_SAMPLING_BUDGET,
-    private readonly cpuMs: () => number = processCpuMs, private readonly readyMs: () => number = () => 0) {}
+    private readonly cpuMs: () => number = processCpuMs, private readonly readyMs: () => number = () => 0, firstUs = SAMPLE_INTERVAL_US) {
+    this.interval = firstUs;
+    this.mayShorten = firstUs > SAMPLE_INTERVAL_US;
+  }
 
   /**
    * Start sampling; false where this thread has no inspector to sample with, or
@@ -277,7 +287,11 @@ export class CpuSampler {
         this.post!('Profiler.setSamplingInterval', { interval: next });
         this.interval = next;
         const expected = this.predictedShare(interval, next);
-        this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (${this.sampleMs > 0 ? 'reading them, V8\'s profiler thread, and taking them' : 'reading them, and V8\'s profiler thread'}); ` +
+        // (made shorter to the default: nothing to say)
+        if (next < interval) {
+          if (next > SAMPLE_INTERVAL_US) this.note(`stack samples: V8 samples the thread every ${next / 1000} ms from now on (was ${interval / 1000} ms, the first interval under a cost limit; ${(100 * ((expected ?? 0) + this.restartShare)).toFixed(1)} % ` +
+            `of the time it could run expected with the profiler's restart, ${this.restartMs.toFixed(0)} ms here), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
+        } else this.note(`stack samples: they took ${(100 * this.lastShare).toFixed(1)} % of the time the thread could run (${this.sampleMs > 0 ? 'reading them, V8\'s profiler thread, and taking them' : 'reading them, and V8\'s profiler thread'}); ` +
           `V8 samples it every ${next / 1000} ms from now on (was ${interval / 1000} ms${expected === null ? '' : `; ${(100 * expected).toFixed(1)} % expected`}), their cost kept under ${+(100 * this.budget).toFixed(2)} % of the thread`);
       } catch { /* kept as it was */ }
       this.profileWithThread(this.title(this.window));
@@ -361,9 +375,11 @@ export class CpuSampler {
    * is more than its cost, else never. The loaded
    * server's samples took 2.5-3.8 % at 10 ms against 1.5-2.2 % expected at 20 ms: a
    * restart of 150-260 ms pays back after 15 s or more, longer than many a search.
-   * Never shorter again.
+   * Never shorter again, but once from a running program's first interval (see shorter).
    */
   private nextInterval(): number {
+    const shorter = this.shorter();
+    if (shorter !== null) return shorter;
     if (this.interval >= MAX_INTERVAL_US || this.lastShare <= this.budget) return this.interval;
     const next = this.fitting();
     if (this.lastShare > 2 * this.budget) return next;
@@ -374,6 +390,30 @@ export class CpuSampler {
       return saved > this.restartMs ? next : this.interval;
     }
     return this.stayedMs < this.restartMs ? this.interval : next;
+  }
+
+  /**
+   * Each restart of V8's profiler logs the heap's code again: 150-260 ms of a loaded server's main
+   * thread, which answered a quarter of its requests meanwhile, and its restart from 10 ms to 40 cost
+   * it some 0.3 s of requests. So under a cost limit it starts at the longest interval, and once its windows' cost line is
+   * known (the first judged second), takes the shortest that fits the budget with the restart's cost
+   * spread over the next SHORTEN_OVER_MS (or what is left of the session, where sooner): a small
+   * program's restart costs next to nothing. Null: stay.
+   */
+  private shorter(): number | null {
+    if (!this.mayShorten || !this.rate) return null;
+    // judged once, at the first judged second: a program whose samples do not fit a shorter interval then is not asked again
+    this.mayShorten = false;
+    const left = Math.min(SHORTEN_OVER_MS, this.endsAt >= 0 ? this.endsAt - performance.now() : SHORTEN_OVER_MS);
+    if (left <= 0 || this.rate.runnable <= 0) return null;
+    const restart = this.restartMs / (this.rate.runnable * left / 1000);
+    // no cost line yet (windows all alike): as if all of it grew with the samples, the most it can
+    const at = (i: number) => (this.predictedShare(this.interval, i) ?? this.overBefore * this.interval / i) + restart;
+    for (let i = SAMPLE_INTERVAL_US; i < this.interval; i += INTERVAL_STEP_US) if (at(i) <= this.budget) { this.restartShare = restart; return i; }
+    const shorter = this.interval - INTERVAL_STEP_US;
+    this.note(`stack samples: V8 samples the thread every ${this.interval / 1000} ms, the first interval under a cost limit: at ${shorter / 1000} ms they would take ` +
+      `${(100 * at(shorter)).toFixed(1)} % of the time it could run with the profiler's restart (${this.restartMs.toFixed(0)} ms here), over their budget of ${+(100 * this.budget).toFixed(2)} % of the thread`);
+    return null;
   }
 
   /** The session samples for `ms` more (a duration's end), or for as long as it is not known (< 0): see nextInterval. */

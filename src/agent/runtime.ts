@@ -1009,12 +1009,16 @@ export class Runtime {
    * @param fromStart called before the thread's first line (launch): its values count from
    * the thread's start, so a program that ends before the tool's first sample still has them
    * @param samplesForMs how long the session will sample from now (a duration's end; -1: not known), see CpuSampler.samplesFor
+   * @param longFirst V8 samples at the longest interval first (see CpuSampler.shorter)
    */
-  watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0, samplesForMs = -1): void {
+  watchThread(stacks = false, fromStart = false, samplingBudget = sessionModules().sampler.DEFAULT_SAMPLING_BUDGET, samplePriceNs = 0, samplesForMs = -1, longFirst = false): void {
     if (fromStart && !this.watching) this.watchedFromStart = true;
     if (stacks && !this.stacks) {
       this.stacks = true;
-      this.sampler = new (sessionModules().sampler.CpuSampler)((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1]);
+      const sampler = sessionModules().sampler;
+      // asked, the samples start at the longest interval: each restart of V8's profiler costs the thread (see CpuSampler.shorter)
+      this.sampler = new sampler.CpuSampler((url, name, line, column) => this.frameKey(url, name, line, column), (url) => this.isPreparing(url), (text) => this.notes.push(text), samplingBudget, () => this.cpu(), () => schedMs()[1],
+        longFirst ? sampler.MAX_INTERVAL_US : sampler.SAMPLE_INTERVAL_US);
       this.sampler.priceSamples(samplePriceNs);
       // the profiler's start logs every code object of the heap, the thread stopped (0.03-0.18 s
       // on the loaded server): the observed cost counts it

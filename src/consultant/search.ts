@@ -350,7 +350,9 @@ export class PerformanceConsultant extends EventEmitter {
     this.cal = await this.manager.costCalibration();
     // the stack samples take at most half the limit (reading them costs by their depth, and each one
     // the thread's time: its calibrated high price); none: all of them
-    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1], endsAt: this.endsAt });
+    // (under a limit, at the longest interval first: each restart of V8's profiler logs the program's code
+    // again, a loaded server's requests lost meanwhile; see CpuSampler.shorter)
+    await this.session.watchThreads({ stacks: true, samplingBudget: this.limit / 2, samplePriceNs: this.cal.stackSample[1], endsAt: this.endsAt, longFirst: Number.isFinite(this.limit) });
     this.costInst = await this.manager.enable('observed_cost');
     // before the search: what the tool's work in the session so far took of the busiest thread, over its time
     const seconds = this.session.countedSeconds;

@@ -115,6 +115,8 @@ export class Session extends EventEmitter {
   private samplePriceNs = 0;
   /** when the stack samples end (ms since the epoch), where known (see watchThreads) */
   private samplesEndAt?: number;
+  /** stack samples start at the longest interval (see watchThreads) */
+  private samplesLongFirst = false;
   private intervalMs = 200;
   private detached = false;
   /** detach has begun: workers announced from now on are let go, not set up */
@@ -659,9 +661,12 @@ export class Session extends EventEmitter {
    * sample takes of the sampled thread's own time (the calibration's), counted against the budget.
    * `endsAt` (ms since the epoch): when the samples will end, where known (a duration): a longer
    * interval, which restarts V8's profiler, is taken only where it saves more than that costs by then.
+   * `longFirst`: V8 samples at the longest interval first, and more often once where the samples'
+   * cost allows it with the profiler's restart (CpuSampler.shorter).
    */
-  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number; samplePriceNs?: number; endsAt?: number } = {}): Promise<void> {
+  async watchThreads(opts: { stacks?: boolean; samplingBudget?: number; samplePriceNs?: number; endsAt?: number; longFirst?: boolean } = {}): Promise<void> {
     this.watching = true;
+    if (opts.longFirst) this.samplesLongFirst = true;
     if (opts.endsAt !== undefined) this.samplesEndAt = opts.endsAt;
     if (opts.stacks) this.watchingStacks = true;
     if (opts.samplingBudget !== undefined) this.samplingBudget = opts.samplingBudget;
@@ -677,7 +682,7 @@ export class Session extends EventEmitter {
   /** A thread's runtime asked to watch it as watchThreads says (the samples' end as the ms left until it, -1: not known). */
   private watchThreadCall(): string {
     const left = this.samplesEndAt === undefined ? -1 : Math.max(0, this.samplesEndAt - Date.now());
-    return `${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs}, ${left})`;
+    return `${R}.watchThread(${this.watchingStacks}, false, ${this.samplingBudget}, ${this.samplePriceNs}, ${left}, ${this.samplesLongFirst})`;
   }
 
   /**
