@@ -73,6 +73,23 @@ test('what the tool runs at once on top of the program (placing, removing, sampl
   assert.deepEqual(records, [], JSON.stringify(records, null, 1));
 });
 
+// Samples run by interrupt, anywhere in the program's JavaScript: a timer armed there can land inside
+// Node's own timer lists (a sample's 0-ms timer once left a loaded server's processTimers looping on a
+// list its map no longer held: 100 % CPU, no request answered, Node 22, 2026-12-02)
+test('what the tool runs at once on top of the program (samples of a watched thread, a diagnose) arms no timer there', async () => {
+  const t = new Target(path.join(FIXTURES, 'timers-watch.js'));
+  after(() => t.kill());
+  await t.waitFor(/ready/);
+  const s = await Session.attach(t.pid);
+  // the thread's own values and V8's stack samples, read at every sample
+  await s.watchThreads({ stacks: true });
+  for (let i = 0; i < 40; i++) await s.sample();
+  await s.detach();
+  await diagnoseAttached(t.pid);
+  const records = JSON.parse((await t.request('report', /report (.*)\n/))[1]) as string[][];
+  assert.deepEqual(records, [], JSON.stringify(records, null, 1));
+});
+
 // The attach's first request starts the agent, which closes the port and that request's session
 // with it: where the request was queued for the event loop, its reader may never come (CI's soak,
 // Node 22: the queue left on the program's global object after one of 150 sessions)

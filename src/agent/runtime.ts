@@ -386,6 +386,10 @@ export class Runtime {
   // node:perf_hooks' clock, taken when first read (a session's): loading it is ~1 ms of a dormant start
   private perfClock: typeof import('perf_hooks').performance | undefined;
   private get perf(): typeof import('perf_hooks').performance { return (this.perfClock ??= sessionModules().perfHooks.performance); }
+  /** the turns of this thread's event loop so far (libuv's count; Node 22.8 and later), -1 where not known */
+  private loopCount(): number {
+    try { return (this.perf.nodeTiming as { uvMetricsInfo?: { loopCount: number } }).uvMetricsInfo?.loopCount ?? -1; } catch { return -1; }
+  }
   readonly now = (): number => this.perf.now();
   /** process-time clock in ms: the thread's own (native, see native/thread_cpu.c) once a CPU timer is used */
   cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
@@ -419,8 +423,14 @@ export class Runtime {
   /** event-loop blocking: ms between samples with no turn of the event loop */
   private blockedMs = 0;
   private lastBusyCheck = 0;
-  /** an unref'd 0 ms timer armed at a sample: still pending at the next one, the loop has not turned */
-  private turn: ReturnType<typeof setTimeout> | null = null;
+  /**
+   * libuv's count of the event loop's turns at the last sample: the same at the next one, the loop
+   * has not turned (-1: not read yet). Read, never a timer armed: samples run by inspector interrupt,
+   * anywhere in the program's JavaScript, also inside Node's own timer lists (an unref'd 0-ms timer
+   * armed there once left a list that its map no longer held at the head of the queue: a loaded
+   * server's processTimers looped on it for good, 100 % CPU, no request answered; Node 22, 2026-12-02)
+   */
+  private loops = -1;
   private gcObserver: PerformanceObserver | null = null;
   /** files and message channels seen, for counters and timers indexed by them */
   readonly instances = new Instances(this);
@@ -1061,8 +1071,9 @@ export class Runtime {
     // Samples arrive by inspector interrupt even in the middle of a task: if the
     // loop has not reached its timers since the last sample, one task held it.
     const now = this.now();
-    if (this.turn) this.blockedMs += now - this.lastBusyCheck;
-    else (this.turn = setTimeout(() => { this.turn = null; }, 0)).unref();
+    const loops = this.loopCount();
+    if (loops >= 0 && loops === this.loops) this.blockedMs += now - this.lastBusyCheck;
+    this.loops = loops;
     this.lastBusyCheck = now;
     const [ran, ready] = schedMs();
     return [this.cpu(), now, this.gcMs, elu.active, elu.idle, this.blockedMs, ready, ran];
@@ -1310,8 +1321,7 @@ export class Runtime {
     this.sampler = null;
     this.ranInner = [];
     this.lastSwitch.clear();
-    if (this.turn) clearTimeout(this.turn);
-    this.turn = null;
+    this.loops = -1;
     this.instances.reset();
     this.pathProfile?.reset();
     this.pathNoted = false;
