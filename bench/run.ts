@@ -15,6 +15,7 @@ import { benchConsultant, benchSearch } from './consultant';
 import { benchCost } from './cost';
 import { benchFig6 } from './fig6';
 import { benchHttp } from './http';
+import { benchHttpSeconds } from './http-seconds';
 import { benchLiveEditLoad } from './liveedit-load';
 import { benchInstructions } from './instructions';
 import { benchLarge } from './large';
@@ -47,6 +48,7 @@ const SECTIONS: Record<string, (o: BenchOptions) => Promise<Section>> = {
   'startup-dormant': benchStartupDormant,
   dormant: benchDormant,
   http: benchHttp,
+  'http-seconds': benchHttpSeconds,
   'attach-stress': benchAttachStress,
   'liveedit-load': benchLiveEditLoad,
   pinning: benchPinning,
