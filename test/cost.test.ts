@@ -551,7 +551,8 @@ test("stack samples under a cost limit start at the longest interval, and are ta
     return { said, windows };
   };
   // this thread's shallow samples cost little: from the first judged second (10 windows) V8 samples every 10 ms, the default: nothing said
-  const cheap = run(0);
+  // (a restart priced at nothing: this test process's own start cost 133 ms on a busy CI run, and 20 ms was rightly taken)
+  const cheap = run(0, 0, 0);
   assert.deepEqual(cheap.said, []);
   // the windows before it were V8's 40-ms ones (a tenth of a second: 2-3 samples), those after it 10-ms ones (about 10)
   const at = cheap.windows.findIndex((w) => w.intervalUs === undefined);
