@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { callGraph, diagnose } from '../src/consultant/diagnose';
 import { type Bottleneck, type Diagnosis, HOTTEST, HOTTEST_PATHS, HOTTEST_TIED, hottestCut, phasesOf, renderDiagnosis, waitersAfterBusy } from '../src/consultant/report';
-import { inPhase, type SearchNode } from '../src/consultant/search';
+import { inPhase, QUIET_INTERVAL_MS, type SearchNode } from '../src/consultant/search';
 import { measuring, nextCommand, sampledPaths, shellWord } from '../src/consultant/next-steps';
 import { leavesByFunction, OTHER_PATHS, PATHS_KEPT, sampledAt, SampledSeries } from '../src/session/series';
 import type { StackRecord } from '../src/agent/cpu-sampler';
@@ -559,4 +559,39 @@ test('phases of a whole-program hypothesis: a dip of fewer than three windows do
   const live = (v: string) => inPhase(windows(v));
   assert.deepEqual(['FFT', 'TTT', 'TFFT', 'TTFFFFTT', 'FFFFT'].map(live), [true, true, true, true, true]);
   assert.deepEqual(['', 'TF', 'TTFFFFT', 'TTFFFFFFFFT', 'TTFFFFTTFFFT'].map(live), [false, false, false, false, false]);
+});
+
+test('a search with nothing left to test reads the threads every second until its duration ends, the report says so', async () => {
+  const child = spawn(process.execPath, ['hot-loop.js', '120'], { cwd: FIXTURES, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    const ac = new AbortController();
+    const searching = new Set<number | null>();
+    let completeAt = -1;
+    const quiet: { at: number; interval: number | null }[] = [];
+    const { diagnosis: d, session: s } = await diagnose({ pid: child.pid! }, {
+      hypotheses: ['cpu_bound'], durationSeconds: 120, signal: ac.signal,
+      onStart: (c, s) => {
+        c.once('complete', () => { completeAt = performance.now(); });
+        s.on('sample', () => {
+          if (completeAt < 0) { searching.add(s.samplingIntervalMs); return; }
+          quiet.push({ at: performance.now(), interval: s.samplingIntervalMs });
+          // the sample the completing tick followed, then four at the quiet pace
+          if (quiet.length === 5) ac.abort();
+        });
+      },
+    });
+    await s.detach();
+    assert.deepEqual([...searching], [200]);
+    // (the search's end and the detach sample once more by themselves, after the abort)
+    const paced = quiet.slice(0, 5);
+    assert.ok(paced.slice(1).every((q) => q.interval === QUIET_INTERVAL_MS), JSON.stringify(quiet));
+    // three gaps of the session's timer at 1000 ms (each sample's answer comes a little after its timer)
+    assert.ok(paced[4].at - paced[1].at >= 2500, JSON.stringify(paced.map((q) => q.at - paced[0].at)));
+    assert.equal(first(d, 'cpu_bound')?.focus, '/Code/hot-loop.js/score', renderDiagnosis(d));
+    assert.ok(d.sampling?.some((n) => /^stack samples: read every 1000 ms from \d+\.\d s, nothing being left to test \(every 200 ms while the search tested\)/.test(n)), JSON.stringify(d.sampling));
+    assert.match(renderDiagnosis(d), /stack samples: read every 1000 ms from/);
+  } finally {
+    child.kill();
+  }
 });

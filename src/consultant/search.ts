@@ -39,6 +39,14 @@ export const PHASE_START = 2;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
 /**
+ * While nothing is left to test, the threads are read this seldom (ms) at least: each read
+ * costs the thread by the read more than by its stack samples (V8 cuts a profile, the tool's
+ * request runs), and the loaded server lost 5.6-7.0 % of its requests to its twin read every
+ * 200 ms after its search was complete against 1.7-3.1 % every 600 ms (Node 24, 3 runs each,
+ * docs/BENCHMARKS.md section 71). V8 samples as often either way: only the windows are longer.
+ */
+export const QUIET_INTERVAL_MS = 1000;
+/**
  * A whole-program hypothesis's windows (oldest first) end in a phase: the latest holds, and
  * it is the first phase, the end of a dip, or the PHASE_START-th window in a row after a
  * phase ended (as phasesOf reports them). One window over the threshold after the phase ended
@@ -586,6 +594,7 @@ export class PerformanceConsultant extends EventEmitter {
       // and a hypothesis false from the start has been watched for as long as a phase takes to end
       const judged = this.nodes.filter((n) => n.parent === null).every((n) => n.tests.length >= PHASE_END || n.state === 'true' || n.state === 'not testable');
       if (!pending && judged && this.completeAt === undefined) { this.completeAt = t; this.emit('complete'); }
+      this.pace(!pending && judged, t);
       this.emit('tick');
     } catch (e) {
       // a target that exits mid-search ends it through its exit, the session's signal (the
@@ -593,6 +602,32 @@ export class PerformanceConsultant extends EventEmitter {
       if (!this.stopped && !(e instanceof TargetGoneError) && !(e instanceof Interrupted)) this.emit('error', e);
     } finally {
       this.busy = false;
+    }
+  }
+
+  /** the session's interval while the search ran, where the quiet pace (QUIET_INTERVAL_MS) replaced it */
+  private searchIntervalMs: number | null = null;
+
+  /**
+   * Nothing left to test (`settled`): the threads are read every QUIET_INTERVAL_MS; a search
+   * that resumes (a phase turned true again, a new thread) reads at its own pace again. Only
+   * the session's own timer is paced: a caller that samples by itself keeps its pace.
+   */
+  private pace(settled: boolean, t: number): void {
+    const s = this.session;
+    const now = s.samplingIntervalMs;
+    if (now === null) return;
+    if (settled && this.searchIntervalMs === null && now < QUIET_INTERVAL_MS) {
+      this.searchIntervalMs = now;
+      s.startSampling(QUIET_INTERVAL_MS);
+      s.notes.push(`stack samples: read every ${QUIET_INTERVAL_MS} ms from ${t.toFixed(1)} s, nothing being left to test (every ${now} ms while the search tested): each read costs the thread`);
+    } else if (!settled && this.searchIntervalMs !== null) {
+      const was = this.searchIntervalMs;
+      this.searchIntervalMs = null;
+      if (now === QUIET_INTERVAL_MS) {
+        s.startSampling(was);
+        s.notes.push(`stack samples: read every ${was} ms again from ${t.toFixed(1)} s: the search resumed`);
+      }
     }
   }
 

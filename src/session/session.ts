@@ -726,6 +726,11 @@ export class Session extends EventEmitter {
     this.samplerTimer = setInterval(() => { this.sample().catch(() => undefined); }, ms);
   }
 
+  /** The interval the session samples at by its own timer (ms); null where it does not (the caller samples). */
+  get samplingIntervalMs(): number | null {
+    return this.samplerTimer ? this.intervalMs : null;
+  }
+
   stopSampling(): void {
     if (this.samplerTimer) clearInterval(this.samplerTimer);
     this.samplerTimer = null;
