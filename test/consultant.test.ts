@@ -561,7 +561,7 @@ test('phases of a whole-program hypothesis: a dip of fewer than three windows do
   assert.deepEqual(['', 'TF', 'TTFFFFT', 'TTFFFFFFFFT', 'TTFFFFTTFFFT'].map(live), [false, false, false, false, false]);
 });
 
-test('a search with nothing left to test reads the threads every second until its duration ends, the report says so', async () => {
+test('a search with nothing left to test reads a busy thread every 500 ms until its duration ends, the report says so', async () => {
   const child = spawn(process.execPath, ['hot-loop.js', '120'], { cwd: FIXTURES, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     await new Promise((resolve) => child.stdout!.once('data', resolve));
@@ -586,11 +586,11 @@ test('a search with nothing left to test reads the threads every second until it
     // (the search's end and the detach sample once more by themselves, after the abort)
     const paced = quiet.slice(0, 5);
     assert.ok(paced.slice(1).every((q) => q.interval === QUIET_INTERVAL_MS), JSON.stringify(quiet));
-    // three gaps of the session's timer at 1000 ms (each sample's answer comes a little after its timer)
-    assert.ok(paced[4].at - paced[1].at >= 2500, JSON.stringify(paced.map((q) => q.at - paced[0].at)));
+    // three gaps of the session's timer at 500 ms (each sample's answer comes a little after its timer)
+    assert.ok(paced[4].at - paced[1].at >= 1250, JSON.stringify(paced.map((q) => q.at - paced[0].at)));
     assert.equal(first(d, 'cpu_bound')?.focus, '/Code/hot-loop.js/score', renderDiagnosis(d));
-    assert.ok(d.sampling?.some((n) => /^stack samples: read every 1000 ms from \d+\.\d s, nothing being left to test \(every 200 ms while the search tested\)/.test(n)), JSON.stringify(d.sampling));
-    assert.match(renderDiagnosis(d), /stack samples: read every 1000 ms from/);
+    assert.ok(d.sampling?.some((n) => /^stack samples: read every 500 ms from \d+\.\d s, nothing being left to test and every thread busy \(every 200 ms while the search tested\)/.test(n)), JSON.stringify(d.sampling));
+    assert.match(renderDiagnosis(d), /stack samples: read every 500 ms from/);
   } finally {
     child.kill();
   }

@@ -11,7 +11,7 @@
 // test is taken out again (the cost-system paper, section 5).
 import { EventEmitter } from 'events';
 import type { Session } from '../session/session';
-import { busySamples, sampledAt, type StackSamples } from '../session/series';
+import { busySamples, sampledAt, type StackSamples, THREAD_SERIES } from '../session/series';
 import { TargetGoneError } from '../inspector/cdp';
 import { Interrupted } from '../session/errors';
 import type { MetricManager } from '../metrics/manager';
@@ -39,13 +39,19 @@ export const PHASE_START = 2;
 /** seconds between a test's insertion and the start of its window */
 const SETTLE = 0.3;
 /**
- * While nothing is left to test, the threads are read this seldom (ms) at least: each read
- * costs the thread by the read more than by its stack samples (V8 cuts a profile, the tool's
- * request runs), and the loaded server lost 5.6-7.0 % of its requests to its twin read every
- * 200 ms after its search was complete against 1.7-3.1 % every 600 ms (Node 24, 3 runs each,
- * docs/BENCHMARKS.md section 71). V8 samples as often either way: only the windows are longer.
+ * While nothing is left to test and every thread is busy with its event loop turning, the
+ * threads are read this seldom (ms) at least: each read costs the thread by the read more than
+ * by its stack samples (V8 cuts a profile, the tool's request runs, the debugger announces its
+ * script), and the loaded server lost 5.6-6.9 % of its requests to its twin read every 200 ms
+ * after its search was complete, 1.7-3.1 % every 600 ms (docs/BENCHMARKS.md section 71). V8
+ * samples as often either way: only the windows are longer. A held event loop is seen only
+ * where a whole read finds no turn of it, so an idle thread (which a read costs little) or one
+ * whose loop was held in the last read keeps the search's pace: a loop held for 3 s between
+ * idle seconds was seen as one phase in 17 s read every 500 ms, as two every 200 ms.
  */
-export const QUIET_INTERVAL_MS = 1000;
+export const QUIET_INTERVAL_MS = 500;
+/** a thread is busy for the quiet pace where its event loop was active this share of the last read */
+const QUIET_BUSY = 0.5;
 /**
  * A whole-program hypothesis's windows (oldest first) end in a phase: the latest holds, and
  * it is the first phase, the end of a dip, or the PHASE_START-th window in a row after a
@@ -607,28 +613,47 @@ export class PerformanceConsultant extends EventEmitter {
 
   /** the session's interval while the search ran, where the quiet pace (QUIET_INTERVAL_MS) replaced it */
   private searchIntervalMs: number | null = null;
+  /** each thread's event loop active, idle and held time (s) at the last tick, for the pace */
+  private readonly loopSeen = new Map<string, number[]>();
+  private quietTimes = 0;
 
   /**
-   * Nothing left to test (`settled`): the threads are read every QUIET_INTERVAL_MS; a search
-   * that resumes (a phase turned true again, a new thread) reads at its own pace again. Only
-   * the session's own timer is paced: a caller that samples by itself keeps its pace.
+   * Nothing left to test (`settled`) and every thread busy, its loop not held: the threads are
+   * read every QUIET_INTERVAL_MS; else (the search resumes, a thread idles or its loop is held)
+   * at the search's pace again. Only the session's own timer is paced: a caller that samples by
+   * itself keeps its pace.
    */
   private pace(settled: boolean, t: number): void {
     const s = this.session;
     const now = s.samplingIntervalMs;
+    const busy = this.loopsBusy();
     if (now === null) return;
-    if (settled && this.searchIntervalMs === null && now < QUIET_INTERVAL_MS) {
+    if (settled && busy && this.searchIntervalMs === null && now < QUIET_INTERVAL_MS) {
       this.searchIntervalMs = now;
       s.startSampling(QUIET_INTERVAL_MS);
-      s.notes.push(`stack samples: read every ${QUIET_INTERVAL_MS} ms from ${t.toFixed(1)} s, nothing being left to test (every ${now} ms while the search tested): each read costs the thread`);
-    } else if (!settled && this.searchIntervalMs !== null) {
+      if (this.quietTimes++ === 0) s.notes.push(`stack samples: read every ${QUIET_INTERVAL_MS} ms from ${t.toFixed(1)} s, nothing being left to test and every thread busy (every ${now} ms while the search tested): each read costs the thread`);
+    } else if ((!settled || !busy) && this.searchIntervalMs !== null) {
       const was = this.searchIntervalMs;
       this.searchIntervalMs = null;
-      if (now === QUIET_INTERVAL_MS) {
-        s.startSampling(was);
-        s.notes.push(`stack samples: read every ${was} ms again from ${t.toFixed(1)} s: the search resumed`);
-      }
+      if (now !== QUIET_INTERVAL_MS) return;
+      s.startSampling(was);
+      if (this.quietTimes === 1) s.notes.push(`stack samples: read every ${was} ms again from ${t.toFixed(1)} s (${settled ? 'a thread idled or its event loop was held' : 'the search resumed'}), and every ${QUIET_INTERVAL_MS} ms whenever nothing is left to test and every thread is busy`);
     }
+  }
+
+  /** Every thread's event loop was active for QUIET_BUSY of the time since the last tick, and no read found it held. */
+  private loopsBusy(): boolean {
+    const s = this.session;
+    let busy = true;
+    for (const th of s.threadIds) {
+      const v = ['elu_active', 'elu_idle', 'blocked'].map((n) => s.value(THREAD_SERIES + n, th) ?? NaN);
+      const was = this.loopSeen.get(th);
+      this.loopSeen.set(th, v);
+      if (!was || v.some(Number.isNaN)) { busy = false; continue; }
+      const [active, idle, held] = v.map((x, k) => x - was[k]);
+      if (held > 0 || !(active + idle > 0) || active / (active + idle) < QUIET_BUSY) busy = false;
+    }
+    return busy;
   }
 
   private topOf(n: SearchNode): SearchNode {
