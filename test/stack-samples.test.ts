@@ -1,10 +1,13 @@
 // V8's stack samples as the agent reads them (V8's profiler in each thread, through an
 // in-process inspector session): what a sample is, and whose time it counts as.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { Session } from '../src/api';
 import { FIXTURES, lineRequests } from './support/helpers';
+import type { StackRecord } from '../src/agent/cpu-sampler';
+import { type PackedStacks, StackPacker, StackUnpacker } from '../src/agent/stack-packing';
 
 test("V8's stack samples name the built-in a program function is in: derive's pbkdf2Sync, not light's", async () => {
   const s = await Session.launch([process.execPath, path.join(FIXTURES, 'builtin-calls.js'), '60'], [], { stdio: 'pipe', cwd: FIXTURES });
@@ -83,4 +86,55 @@ test("V8's stack samples in paranode's own code (preparing a module as it loads)
     await s!.detach().catch(() => undefined);
     s!.child!.kill();
   }
+});
+
+test("stack samples reach the tool with each string and stack sent once a session: a second session's read the same program's samples whole", async () => {
+  const child = spawn(process.execPath, ['hot-loop.js', '120'], { cwd: FIXTURES, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((resolve) => child.stdout!.once('data', resolve));
+    for (let session = 1; session <= 2; session++) {
+      const s = await Session.attach(child.pid!);
+      try {
+        await s.watchThreads({ stacks: true });
+        let st = s.stackSamples('main');
+        while (st.samples - st.idle < 100) { await s.sample(); st = s.stackSamples('main'); }
+        // every frame a name (no number of a table the tool lacks), score's own code in most samples
+        const keys = [...st.hits.keys()];
+        assert.ok(keys.length > 0 && keys.every((k) => typeof k === 'string' && k.includes('/')), `session ${session}: ${JSON.stringify(keys)}`);
+        assert.ok((st.hits.get('hot-loop.js/score') ?? 0) > 0.5 * (st.samples - st.idle), `session ${session}: ${JSON.stringify([...st.hits])}`);
+      } finally {
+        await s.detach();
+      }
+    }
+  } finally {
+    child.kill();
+  }
+});
+
+test('packed stacks: records of every shape come back as they went, the tables start anew when they grow or a session starts', () => {
+  const packer = new StackPacker(), unpacker = new StackUnpacker();
+  const shapes: StackRecord[] = [
+    [['a.js/f', 'a.js/g'], 3, true, ['a.js/f\0pbkdf2Sync'], '', [1, 5]],
+    [['a.js/g'], 1, false, [], 'node:fs/readFileSync', [5]],
+    // by inspector interrupt: a stack and its count only
+    [['b.js/h'], 2],
+  ];
+  const through = (recs: StackRecord[]) => unpacker.unpack(JSON.parse(JSON.stringify(packer.pack(recs))) as PackedStacks);
+  assert.equal(unpacker.first(), true);
+  assert.deepEqual(through(shapes), JSON.parse(JSON.stringify(shapes)));
+  // seen before: sent as numbers only
+  const again = packer.pack([shapes[0]]);
+  assert.deepEqual([again.k.length, again.r.length, again.s], [1, 1, [[0, 3]]]);
+  unpacker.unpack(again);
+  // so many stacks that the tables start anew, and still come back whole
+  const many: StackRecord[] = Array.from({ length: 20_001 }, (_, i) => [[`c.js/f${i}`], 1, true, [], '', [i]]);
+  through(many);
+  const after = packer.pack([shapes[1]]);
+  assert.deepEqual([after.k[0], after.r[0]], [0, 0]);
+  assert.deepEqual(unpacker.unpack(after), [JSON.parse(JSON.stringify(shapes[1]))]);
+  // the target's tables anew (a new session's first read) while the tool's held more
+  packer.reset();
+  assert.deepEqual(through([shapes[2], shapes[0]]), JSON.parse(JSON.stringify([shapes[2], shapes[0]])));
+  assert.equal(unpacker.first(), false);
+  assert.throws(() => unpacker.unpack({ k: [0], r: [0], s: [[5, 1]] }), /stack 5 was never sent/);
 });

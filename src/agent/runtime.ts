@@ -23,6 +23,7 @@ import { moduleNameOf } from '../analysis/module-name';
 import { lastPart, nameTester } from './no-regexp';
 import { ownPackageDirs } from './own-code';
 import { procText } from './unpooled';
+import { StackPacker } from './stack-packing';
 import type { ScriptLayout } from '../instrument/layout';
 
 // What only a tool's session uses (stack samples, call paths, handlers' safe reads, the
@@ -1192,10 +1193,19 @@ export class Runtime {
    * one value at a time on this thread, after the request's counted work (0.25-0.3 ms for a 3-KB
    * sample, a loaded server's being 10-15 KB five times a second: about 1 % of the thread that no
    * window counted); a string it copies whole, and the stringifying is counted here (20-25 µs).
+   * `fresh`: the session's first read (the stacks' tables start anew, see stack-packing.ts).
    */
-  sampleText(): string {
-    return this.servingTool(() => JSON.stringify(this.sampleNow()));
+  sampleText(fresh = false): string {
+    return this.servingTool(() => {
+      if (fresh) this.packer.reset();
+      const { stacks, ...out } = this.sampleNow();
+      // each string and each distinct stack once a session (stack-packing.ts)
+      return JSON.stringify(stacks ? { ...out, packed: this.packer.pack(stacks) } : out);
+    });
   }
+
+  /** what the tool has been sent of the stacks' strings and records this session (sampleText) */
+  private readonly packer = new StackPacker();
 
   /** The relay started for this session (main thread): its CPU time goes into the observed cost from its start. */
   relayThread(cell: Int32Array): void {
@@ -1317,6 +1327,7 @@ export class Runtime {
     this.gcObserver = null;
     this.watching = false;
     this.stacks = false;
+    this.packer.reset();
     this.sampler?.stop();
     this.sampler = null;
     this.ranInner = [];

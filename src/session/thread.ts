@@ -11,6 +11,7 @@ import { mapSources } from '../analysis/sourcemap';
 import { FrameNames } from './frame-names';
 import { COST_SERIES, PINNED_CLASS } from '../agent/runtime';
 import { SAMPLE_INTERVAL_US, type StackRecord } from '../agent/cpu-sampler';
+import { type PackedStacks, StackUnpacker } from '../agent/stack-packing';
 import { namesWholeModules } from '../agent/builtins';
 import type { FallbackPoint, FunctionsPart, Mechanism, ProbeSpec, ScriptIndexPart } from '../agent/runtime';
 import { isOwnCode, ownCodeDirs } from '../agent/own-code';
@@ -556,6 +557,8 @@ export class TargetThread {
     await this.breakpoints.remove(id);
   }
 
+  /** the strings and stacks the runtime has sent this session (stack-packing.ts) */
+  private readonly unpacker = new StackUnpacker();
   /** scripts the runtime had registered at the last sample (new ones are announced) */
   private knownScripts = 0;
   /** /SyncObject resources (files, message channels) the thread's snippets have seen */
@@ -563,7 +566,9 @@ export class TargetThread {
 
   /** One sample; `onNew` hears of the scripts registered since the last one (resources that appeared). */
   async sample(onNew?: (resources: string[]) => void): Promise<Sample> {
-    const s = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.sampleText()`)) as Sample;
+    const s = JSON.parse(await this.cdp.evaluateNow<string>(`${R}.sampleText(${this.unpacker.first() ? 'true' : ''})`)) as Sample & { packed?: PackedStacks };
+    // (a runtime of an earlier paranode, started with the program, sends its stacks whole)
+    if (s.packed) { s.stacks = this.unpacker.unpack(s.packed); delete s.packed; }
     if (s.stacks) {
       this.frames.nameStacks(s.stacks);
       // scripts announced to the debugger since: those with source maps are tagged from now on
